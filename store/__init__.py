@@ -1,0 +1,1 @@
+"""convstore: a SQL-backed conversation store for AI agents."""

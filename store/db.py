@@ -1,0 +1,139 @@
+"""Engines for the three backends, and the schema-revision check done on open."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import orjson
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+from .errors import DatabaseError, SchemaOutdatedError
+from .schema import dumps, metadata
+
+log = logging.getLogger("convstore")
+
+VERSION_TABLE = "convstore_alembic_version"
+"""Our own version table, so convstore can share a database with an app that uses Alembic too."""
+
+# Plain "postgresql://" and "mysql://" get the drivers convstore installs with its extras.
+_DEFAULT_DRIVERS = {"postgresql": "postgresql+psycopg", "mysql": "mysql+pymysql", "mariadb": "mariadb+pymysql"}
+SQLITE_BUSY_TIMEOUT_S = 60.0
+
+
+def migrations_dir() -> Path:
+    """The Alembic script directory: shipped inside the wheel, or the repository's own."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_migrations", here.parent / "migrations"):
+        if (candidate / "env.py").exists():
+            return candidate
+    raise DatabaseError(f"convstore's migrations are missing (looked in {here / '_migrations'})")
+
+
+def alembic_config(url: str | None = None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(migrations_dir()))
+    if url:
+        config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return config
+
+
+def normalize_url(url: str | sa.URL) -> sa.URL:
+    parsed = sa.make_url(url)
+    parsed = parsed.set(drivername=_DEFAULT_DRIVERS.get(parsed.drivername, parsed.drivername))
+    if parsed.get_backend_name() in ("mysql", "mariadb") and "charset" not in parsed.query:
+        parsed = parsed.update_query_dict({"charset": "utf8mb4"})
+    return parsed
+
+
+def create_engine(url: str | sa.URL, **kwargs: Any) -> sa.Engine:
+    """An engine with convstore's settings: orjson for JSON, and on SQLite foreign
+    keys, WAL, a busy timeout and ``BEGIN IMMEDIATE`` for writes."""
+    parsed = normalize_url(url)
+    engine = sa.create_engine(parsed, json_serializer=dumps, json_deserializer=orjson.loads, **kwargs)
+    if parsed.get_backend_name() == "sqlite":
+        _configure_sqlite(engine)
+    return engine
+
+
+def _configure_sqlite(engine: sa.Engine) -> None:
+    @sa.event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Take BEGIN out of the driver's hands so writes can BEGIN IMMEDIATE.
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = FULL")
+        cursor.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _on_begin(conn: sa.Connection) -> None:
+        # A write takes the lock up front: a deferred transaction that later wants to
+        # write fails with "database is locked" instead of waiting for the busy timeout.
+        write = conn.get_execution_options().get("convstore_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+@contextmanager
+def write_transaction(engine: sa.Engine) -> Iterator[sa.Connection]:
+    """One all-or-nothing write transaction."""
+    with engine.connect().execution_options(convstore_write=True) as conn, conn.begin():
+        yield conn
+
+
+def ensure_schema(engine: sa.Engine, *, create: bool = True) -> bool:
+    """Bring an empty database to the head revision; refuse one at another revision.
+
+    Returns True when it created the tables.
+    """
+    script = ScriptDirectory.from_config(alembic_config())
+    head = script.get_current_head()
+    assert head is not None
+    current = _current_revision(engine)
+    if current == head:
+        return False
+    url = engine.url.render_as_string(hide_password=True)
+    if current is not None or sa.inspect(engine).has_table("conversations"):
+        raise SchemaOutdatedError(url, current, head)
+    if not create:
+        raise SchemaOutdatedError(url, None, head)
+    log.info("convstore: new database %s, creating the tables (alembic upgrade head)", url)
+    try:
+        upgrade(engine)
+    except Exception:
+        # Another process may have created the schema at the same moment.
+        if _current_revision(engine) != head:
+            raise
+        return False
+    return True
+
+
+def _current_revision(engine: sa.Engine) -> str | None:
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE}).get_current_revision()
+
+
+def upgrade(engine: sa.Engine, revision: str = "head") -> None:
+    config = alembic_config()
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, revision)
+
+
+def downgrade(engine: sa.Engine, revision: str) -> None:
+    config = alembic_config()
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.downgrade(config, revision)
+
+
+__all__ = ["create_engine", "ensure_schema", "metadata", "upgrade", "downgrade", "write_transaction"]

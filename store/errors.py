@@ -1,0 +1,111 @@
+"""The one error hierarchy of convstore.
+
+Library code raises only these. Each message says what was wrong and where
+(format, message index, field path), so a command line can print it as one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class ConvstoreError(Exception):
+    """Base class of every error convstore raises."""
+
+
+# --- bad input ---------------------------------------------------------------
+
+
+class InputError(ConvstoreError):
+    """The caller's input cannot be stored or converted."""
+
+
+class UnknownFormatError(InputError):
+    def __init__(self, name: str, known: Sequence[str]) -> None:
+        self.name = name
+        super().__init__(f"unknown format {name!r}; known formats: {', '.join(known)}")
+
+
+class SchemaError(InputError):
+    """A message does not match its format's schema.
+
+    ``problems`` lists every ``(message index, field path, reason)`` found, so a
+    user can fix a file in one pass; the message names the first few.
+    """
+
+    def __init__(self, format: str, problems: Sequence[tuple[int | None, str, str]]) -> None:
+        self.format = format
+        self.problems = list(problems)
+        shown = "; ".join(_where(i, path) + reason for i, path, reason in self.problems[:3])
+        more = f" (and {len(self.problems) - 3} more)" if len(self.problems) > 3 else ""
+        super().__init__(f"invalid {format} input: {shown}{more}")
+
+    @property
+    def index(self) -> int | None:
+        return self.problems[0][0] if self.problems else None
+
+
+def _where(index: int | None, path: str) -> str:
+    if index is None:
+        return f"{path}: " if path else ""
+    return f"message {index}" + (f", field {path}: " if path else ": ")
+
+
+class DuplicateToolCallError(InputError):
+    def __init__(self, call_id: str, index: int) -> None:
+        self.call_id = call_id
+        self.index = index
+        super().__init__(
+            f"message {index}: tool call id {call_id!r} is already used in this conversation; "
+            "call ids must be unique within a conversation"
+        )
+
+
+class LossError(InputError):
+    """Strict mode: a conversion would drop or approximate something."""
+
+
+# --- lookups -----------------------------------------------------------------
+
+
+class NotFoundError(ConvstoreError):
+    """Something asked for by id does not exist (in this namespace)."""
+
+
+class ConversationNotFoundError(NotFoundError):
+    def __init__(self, conversation_id: str, namespace: str) -> None:
+        self.conversation_id = conversation_id
+        super().__init__(f"no conversation {conversation_id!r} in namespace {namespace!r}")
+
+
+class ToolCallNotFoundError(NotFoundError):
+    def __init__(self, call_id: str, where: str) -> None:
+        self.call_id = call_id
+        super().__init__(f"no tool call {call_id!r} {where}")
+
+
+class AmbiguousToolCallError(ConvstoreError):
+    def __init__(self, call_id: str, conversation_ids: Sequence[str]) -> None:
+        self.call_id = call_id
+        self.conversation_ids = list(conversation_ids)
+        super().__init__(
+            f"tool call id {call_id!r} occurs in {len(conversation_ids)} conversations "
+            f"({', '.join(conversation_ids[:5])}); pass conversation_id to choose one"
+        )
+
+
+# --- the database ------------------------------------------------------------
+
+
+class DatabaseError(ConvstoreError):
+    """The database could not be reached or used."""
+
+
+class SchemaOutdatedError(DatabaseError):
+    def __init__(self, url: str, current: str | None, head: str) -> None:
+        self.current = current
+        self.head = head
+        super().__init__(
+            f"database {url} is at schema revision {current or 'unknown'}, this convstore needs {head}; "
+            f"upgrade it with `convstore --db {url} db upgrade` (or `alembic upgrade head`)"
+        )
