@@ -1,1 +1,29 @@
-"""convstore: a SQL-backed conversation store for AI agents."""
+"""convstore: a SQL-backed conversation store for AI agents.
+
+Store conversations from any supported agent framework's message schema in
+SQLite, PostgreSQL or MariaDB/MySQL, find tool calls by id, and rebuild a
+conversation in another schema::
+
+    from store import ConversationStore
+    s = ConversationStore("sqlite:///convstore.db")
+    cid = s.save(messages, format="openai")
+    s.load(cid, format="openai", last=20)
+"""
+
+from .errors import ConvstoreError
+from .formats import FORMATS, Loss, convert
+from .model import Block, Conversation, Message, ToolCallRecord
+from .repository import ConversationInfo, ConversationStore
+
+__all__ = [
+    "FORMATS",
+    "Block",
+    "Conversation",
+    "ConversationInfo",
+    "ConversationStore",
+    "ConvstoreError",
+    "Loss",
+    "Message",
+    "ToolCallRecord",
+    "convert",
+]

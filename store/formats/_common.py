@@ -1,0 +1,160 @@
+"""Pieces every format adapter shares: validation errors, JSON arguments, data URIs, loss reports."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import pydantic
+
+from ..errors import LossError, SchemaError
+
+_TYPE_LABEL = re.compile(r"^(str|int|float|bool|none|dict|list|bytes)$|[\[\]]|^function-")
+
+
+def validate(adapter: pydantic.TypeAdapter[Any], data: Any, format: str) -> Any:
+    """Validate ``data`` with a format's own models; raise :class:`SchemaError` naming
+    the message index and field path of every problem."""
+    try:
+        return adapter.validate_python(data)
+    except pydantic.ValidationError as exc:
+        raise SchemaError(format, _problems(exc, data)) from None
+
+
+def _problems(exc: pydantic.ValidationError, data: Any) -> list[tuple[int | None, str, str]]:
+    found: list[tuple[int | None, tuple[Any, ...], str]] = []
+    for err in exc.errors(include_url=False):
+        index, loc = _split_index(err["loc"], data)
+        found.append((index, _field_path(loc, data[index] if index is not None else data), err["msg"]))
+    # A union reports every branch it tried; keep the deepest path per message.
+    deepest = [
+        p for p in found
+        if not any(q[0] == p[0] and len(q[1]) > len(p[1]) and q[1][: len(p[1])] == p[1] for q in found)
+    ]
+    seen: set[tuple[Any, ...]] = set()
+    problems: list[tuple[int | None, str, str]] = []
+    for index, path, msg in deepest:
+        if (index, path) not in seen:
+            seen.add((index, path))
+            problems.append((index, _render(path), msg))
+    return problems
+
+
+def _split_index(loc: tuple[Any, ...], data: Any) -> tuple[int | None, tuple[Any, ...]]:
+    if loc and isinstance(loc[0], int) and isinstance(data, list):
+        return loc[0], loc[1:]
+    return None, loc
+
+
+def _field_path(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...]:
+    """Drop pydantic's union labels (tags, ``str``, ``list[...]``) from a location."""
+    path: list[Any] = []
+    for i, part in enumerate(loc):
+        last = i == len(loc) - 1
+        if isinstance(part, int) and isinstance(data, list):
+            path.append(part)
+            data = data[part] if part < len(data) else None
+        elif isinstance(data, dict) and part in data:
+            path.append(part)
+            data = data[part]
+        elif isinstance(part, str) and last and not _TYPE_LABEL.search(part):
+            path.append(part)  # a missing field
+    return tuple(path)
+
+
+def _render(path: Sequence[Any]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def parse_json(raw: str) -> tuple[Any, str | None]:
+    """Parse tool-call arguments: ``(value, None)`` or ``(None, why it failed)``."""
+    try:
+        return orjson.loads(raw), None
+    except orjson.JSONDecodeError:
+        pass
+    try:  # orjson refuses what json accepts: integers beyond 64 bits, NaN
+        return json.loads(raw), None
+    except (ValueError, RecursionError) as exc:
+        return None, f"arguments are not valid JSON: {exc}"
+
+
+def dump_json(value: Any) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(value, ensure_ascii=False)
+
+
+def b64decode_exact(text: str) -> bytes | None:
+    """Decode base64 only when encoding the bytes again gives ``text`` back exactly,
+    so a stored image always exports byte-identical to what came in."""
+    try:
+        data = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return data if base64.b64encode(data).decode("ascii") == text else None
+
+
+def b64encode(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+_DATA_URI = re.compile(r"^data:([\w.+-]+/[\w.+-]+)?;base64,", re.ASCII)
+
+
+def parse_data_uri(url: str) -> tuple[str | None, bytes] | None:
+    """``data:<type>;base64,<data>`` -> (media type, bytes); None for anything else."""
+    match = _DATA_URI.match(url)
+    if not match:
+        return None
+    data = b64decode_exact(url[match.end():])
+    return None if data is None else (match.group(1), data)
+
+
+def data_uri(media_type: str | None, data: bytes) -> str:
+    return f"data:{media_type or 'application/octet-stream'};base64,{b64encode(data)}"
+
+
+@dataclass(frozen=True)
+class Loss:
+    """One thing a conversion dropped or approximated."""
+
+    index: int
+    """Index of the source message."""
+    field: str
+    action: str
+    """``dropped``, ``carried`` (kept in the target's extension field) or ``approximated``."""
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"message {self.index}: {self.field} {self.action}" + (f" ({self.detail})" if self.detail else "")
+
+
+@dataclass
+class Losses:
+    """Collects what a conversion could not express; strict mode raises on the first."""
+
+    target: str
+    strict: bool = False
+    items: list[Loss] = field(default_factory=list)
+
+    def add(self, index: int, field: str, action: str = "dropped", detail: str = "") -> None:
+        loss = Loss(index, field, action, detail)
+        if self.strict and action != "carried":
+            raise LossError(f"converting to {self.target} would lose something: {loss}")
+        self.items.append(loss)
+
+    def __iter__(self) -> Iterator[Loss]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
