@@ -31,6 +31,8 @@ def _problems(exc: pydantic.ValidationError, data: Any) -> list[tuple[int | None
     found: list[tuple[int | None, tuple[Any, ...], str]] = []
     for err in exc.errors(include_url=False):
         index, loc = _split_index(err["loc"], data)
+        if err["type"] == "union_tag_not_found":  # the discriminator field itself is missing
+            loc = (*loc, str(err.get("ctx", {}).get("discriminator", "")).strip("'"))
         found.append((index, _field_path(loc, data[index] if index is not None else data), err["msg"]))
     # A union reports every branch it tried; keep the deepest path per message.
     deepest = [

@@ -144,9 +144,15 @@ _AUDIO_MEDIA_TYPES = {"wav": "audio/wav", "mp3": "audio/mpeg"}
 _AUDIO_FORMATS = {v: k for k, v in _AUDIO_MEDIA_TYPES.items()}
 
 
+def _unknown(model: BaseModel) -> dict[str, Any] | None:
+    """Keys the canonical model has no field for: unknown ones, and known ones given as null."""
+    nulls = {f: None for f in model.model_fields_set if f != "content" and getattr(model, f) is None}
+    return {**(model.model_extra or {}), **nulls} or None
+
+
 def _extras(model: BaseModel, **shape: Any) -> dict[str, Any]:
     """The ``extras["openai"]`` entry: unknown keys plus shape notes, empty parts left out."""
-    found = {"fields": model.model_extra or None, **shape}
+    found = {"fields": _unknown(model), **shape}
     kept = {k: v for k, v in found.items() if v not in (None, False)}
     return {NAME: kept} if kept else {}
 
@@ -165,7 +171,7 @@ def _refusal_in(part: RefusalPart) -> Block:
 def _image_in(part: ImagePart) -> Block:
     url = part.image_url.url
     decoded = parse_data_uri(url)
-    extras = _extras(part, inner=part.image_url.model_extra or None)
+    extras = _extras(part, inner=_unknown(part.image_url))
     if decoded is None:
         return ImageBlock(url=url, extras=extras)
     return ImageBlock(media_type=decoded[0], data=decoded[1], extras=extras)
@@ -176,14 +182,14 @@ def _audio_in(part: AudioPart) -> Block:
     data = b64decode_exact(audio.data)
     media_type = _AUDIO_MEDIA_TYPES.get(audio.format)
     exact = data is not None and media_type is not None
-    extras = _extras(part, inner=audio.model_extra or None, raw=None if exact else audio.model_dump())
+    extras = _extras(part, inner=_unknown(audio), raw=None if exact else audio.model_dump())
     return AudioBlock(data=data if exact else None, media_type=media_type, extras=extras)
 
 
 def _file_in(part: FilePart) -> Block:
     ref = part.file
     decoded = parse_data_uri(ref.file_data) if ref.file_data else None
-    extras = _extras(part, inner=ref.model_extra or None, file_data=ref.file_data if ref.file_data and not decoded else None)
+    extras = _extras(part, inner=_unknown(ref), file_data=ref.file_data if ref.file_data and not decoded else None)
     return FileBlock(
         file_id=ref.file_id,
         filename=ref.filename,
@@ -210,13 +216,13 @@ def _tool_call_in(call: FunctionToolCall | CustomToolCall) -> ToolCallBlock:
     if isinstance(call, CustomToolCall):
         return ToolCallBlock(
             call_id=call.id, name=call.custom.name, arguments_raw=call.custom.input,
-            extras=_extras(call, type="custom", inner=call.custom.model_extra or None),
+            extras=_extras(call, type="custom", inner=_unknown(call.custom)),
         )
     arguments, error = parse_json(call.function.arguments)
     return ToolCallBlock(
         call_id=call.id, name=call.function.name, arguments=arguments,
         arguments_raw=call.function.arguments, parse_error=error,
-        extras=_extras(call, inner=call.function.model_extra or None),
+        extras=_extras(call, inner=_unknown(call.function)),
     )
 
 
@@ -238,7 +244,7 @@ class _Reader:
         elif isinstance(m, FunctionMessage):
             pending = self.legacy_pending.get(m.name) or []
             call_id = pending.pop(0) if pending else f"function-{index}"
-            blocks = [self._result(call_id, blocks, None, legacy=True)]
+            blocks = [self._result(call_id, blocks, None, legacy=True, name=m.name)]
         name = None if isinstance(m, (ToolMessage, FunctionMessage)) else m.name
         return Message(
             role=role,
@@ -268,14 +274,15 @@ class _Reader:
             ))
         return blocks
 
-    def _result(self, call_id: str, blocks: list[Block], form: str | None, legacy: bool = False) -> ToolResultBlock:
+    def _result(self, call_id: str, blocks: list[Block], form: str | None, legacy: bool = False,
+                name: str | None = None) -> ToolResultBlock:
         if form == "list":
             output: str | list[Block] = blocks
         else:
             output = blocks[0].text if blocks and isinstance(blocks[0], TextBlock) else ""
         null = legacy and not blocks
         return ToolResultBlock(
-            call_id=call_id, name=self.names.get(call_id), output=output,
+            call_id=call_id, name=name or self.names.get(call_id), output=output,
             extras={NAME: {"content": "null"}} if null else {},
         )
 
@@ -338,11 +345,11 @@ def _audio_out(block: AudioBlock, index: int, losses: Losses) -> dict[str, Any] 
 
 
 def _content_out(parts: list[dict[str, Any]], form: str | None) -> Any:
+    if form in ("null", "absent") and not parts:
+        return None
     if form != "list" and len(parts) == 1 and parts[0].get("type") == "text" and len(parts[0]) == 2:
         return parts[0]["text"]
-    if form == "null" or (form == "absent" and not parts):
-        return None
-    return parts
+    return parts if parts or form == "list" else None
 
 
 def _tool_call_out(block: ToolCallBlock) -> dict[str, Any]:
@@ -404,8 +411,9 @@ def _body(msg: Message, parts: list[dict[str, Any]], calls: list[dict[str, Any]]
     if role in ("system", "developer", "user") and not parts and own.get("content") is None:
         parts = [{"type": "text", "text": ""}]
     body: dict[str, Any] = {"role": role}
-    content = _content_out(parts, own.get("content"))
-    if content is not None or own.get("content") == "null" or role != "assistant":
+    form = own.get("content")
+    content = _content_out(parts, form)
+    if form != "absent" or content is not None:
         body["content"] = content
     if refusal is not None:
         body["refusal"] = refusal

@@ -1,0 +1,256 @@
+"""The store on every backend: writes, reads, windows, tool calls, namespaces."""
+
+import copy
+from datetime import datetime, timedelta, timezone
+
+import pytest
+import sqlalchemy as sa
+
+from store import ConversationStore
+from store.schema import metadata
+from store.errors import (
+    AmbiguousToolCallError,
+    ConversationNotFoundError,
+    DuplicateToolCallError,
+    SchemaError,
+    ToolCallNotFoundError,
+)
+from store.model import ImageBlock, Message, TextBlock, ToolCallBlock, ToolResultBlock, Usage
+
+from .samples import OPENAI_CHAT, PNG, chat, tool_turn
+
+
+def count_rows(store: ConversationStore, table: str, conversation_id: str) -> int:
+    t = metadata.tables[table]
+    with store.engine.connect() as conn:
+        return conn.execute(sa.select(sa.func.count()).where(t.c.conversation_id == conversation_id)).scalar_one()
+
+
+def test_save_and_load_round_trip(store):
+    cid = store.save(copy.deepcopy(OPENAI_CHAT), format="openai", title="weather")
+    assert store.load(cid, format="openai") == OPENAI_CHAT
+    [info] = store.list_conversations()
+    assert (info.id, info.title, info.message_count, info.source_format) == (cid, "weather", len(OPENAI_CHAT), "openai")
+
+
+def test_append_continues_the_sequence_and_links_results(store):
+    msgs = chat(9)
+    cid = store.save(msgs[:4])
+    store.append(cid, msgs[4:6])
+    store.append(cid, msgs[6:])
+    assert store.load(cid) == msgs
+    assert [m.role for m in store.load_messages(cid)] == [m["role"] for m in msgs]
+
+
+def test_result_appended_later_links_to_its_call(store):
+    cid = store.save([{"role": "user", "content": "go"}, *tool_turn(1, answered=False)])
+    assert store.get_tool_call("call_1").status == "pending"
+    store.append(cid, [{"role": "tool", "tool_call_id": "call_1", "content": "done"}])
+    record = store.get_tool_call("call_1")
+    assert (record.status, record.result, record.call_position, record.result_position) == ("answered", "done", 1, 2)
+
+
+def test_canonical_messages_keep_every_field(store):
+    when = datetime(2025, 3, 1, 12, 30, 15, 123456, tzinfo=timezone(timedelta(hours=9)))
+    msgs = [
+        Message(role="assistant", name="planner", source_format="autogen", source_type="ToolCallRequestEvent",
+                external_id="m-1", created_at=when, model="gpt-x", usage=Usage(input_tokens=3, output_tokens=4),
+                metadata={"k": [1, 2]}, extras={"autogen": {"x": None}},
+                content=[TextBlock(text="look"), ToolCallBlock(call_id="c", name="f", arguments={"a": [1, {"b": None}]}),
+                         ImageBlock(data=b"\x00\x01binary", media_type="image/png")]),
+        Message(role="tool", created_at=datetime(2025, 3, 1, 4, 0),  # naive stays naive
+                content=[ToolResultBlock(call_id="c", name="f", is_error=True, error={"type": "Boom"},
+                                         output=[TextBlock(text="img:"), ImageBlock(data=b"\x89PNG", media_type="image/png")])]),
+    ]
+    cid = store.save(msgs, format="canonical")
+    loaded = store.load_messages(cid)
+    assert loaded == msgs
+    assert loaded[0].created_at.utcoffset() == timedelta(hours=9)
+    record = store.get_tool_call("c")
+    assert record.status == "error" and record.is_error and record.result[1].data == b"\x89PNG"
+
+
+def test_a_bad_message_writes_nothing(store):
+    bad = chat(8) + [{"role": "user", "content": [{"type": "image_url"}]}]
+    with pytest.raises(SchemaError, match="message 8"):
+        store.save(bad)
+    cid = store.save(chat(3))
+    with pytest.raises(SchemaError):
+        store.append(cid, chat(4) + [{"role": "nobody"}])
+    assert store.load(cid) == chat(3)
+    assert [c.message_count for c in store.list_conversations()] == [3]
+
+
+def test_duplicate_call_id_is_refused_and_nothing_is_written(store):
+    cid = store.save(tool_turn(1))
+    with pytest.raises(DuplicateToolCallError, match="message 3.*call_1"):
+        store.append(cid, [{"role": "user", "content": "again"}, *tool_turn(2), *tool_turn(1)])
+    assert len(store.load(cid)) == 2
+    with pytest.raises(DuplicateToolCallError):
+        store.save(tool_turn(5) + tool_turn(5))
+
+
+def test_unknown_conversation(store):
+    for bad in ("0190a0a0-0000-7000-8000-000000000000", "not-a-uuid", "'; DROP TABLE messages; --"):
+        with pytest.raises(ConversationNotFoundError):
+            store.load(bad)
+        with pytest.raises(ConversationNotFoundError):
+            store.append(bad, chat(1))
+        with pytest.raises(ConversationNotFoundError):
+            store.delete(bad)
+
+
+def test_delete_removes_every_row(store):
+    cid = store.save(copy.deepcopy(OPENAI_CHAT))
+    keep = store.save(chat(4))
+    store.delete(cid)
+    assert [c.id for c in store.list_conversations()] == [keep]
+    assert count_rows(store, "blobs", keep) == 0 < count_rows(store, "messages", keep)
+    for table in ("messages", "blocks", "blobs", "tool_calls"):
+        assert count_rows(store, table, cid) == 0
+    with pytest.raises(ToolCallNotFoundError):
+        store.get_tool_call("call_kyoto")
+
+
+def test_binary_payloads_are_stored_once(store):
+    image = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}
+    msgs = [{"role": "user", "content": [image, image]}, {"role": "user", "content": [image]}]
+    cid = store.save(msgs)
+    store.append(cid, [{"role": "user", "content": [image]}])
+    assert count_rows(store, "blobs", cid) == 1
+    assert store.load(cid) == [*msgs, {"role": "user", "content": [image]}]
+
+
+def test_large_message_fits(store):
+    big = "x" * (5 * 1024 * 1024)
+    cid = store.save([{"role": "user", "content": big}])
+    assert store.load(cid) == [{"role": "user", "content": big}]
+
+
+# --- windows -------------------------------------------------------------------
+
+
+def test_last_n_returns_the_tail(store):
+    msgs = chat(40)
+    cid = store.save(msgs)
+    assert store.load(cid, last=1) == msgs[-1:]
+    assert store.load(cid, last=0) == []
+    assert store.load(cid, last=1000) == msgs
+
+
+def test_window_never_starts_with_an_orphan_result(store):
+    msgs = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+            {"id": "b", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "1"},
+        {"role": "tool", "tool_call_id": "b", "content": "2"},
+        {"role": "assistant", "content": "done"},
+    ]
+    cid = store.save(msgs[:3])
+    store.append(cid, msgs[3:])
+    for last in (1, 2, 3, 4):
+        window = store.load(cid, last=last)
+        expected = msgs[-last:] if last <= 1 else msgs[1:]
+        assert window == expected, last
+
+
+def test_window_follows_chains_of_calls(store):
+    # The result of x comes after y's call; the result of y comes last: cutting
+    # inside any of this must pull the window back to x's call.
+    msgs = [
+        {"role": "user", "content": "q"},
+        *tool_turn(0)[:1],
+        {"role": "user", "content": "meanwhile"},
+        *tool_turn(1)[:1],
+        {"role": "tool", "tool_call_id": "call_0", "content": "r0"},
+        {"role": "tool", "tool_call_id": "call_1", "content": "r1"},
+    ]
+    cid = store.save(msgs[:5])
+    store.append(cid, msgs[5:])
+    assert store.load(cid, last=1) == msgs[1:]
+    canonical = store.load_messages(cid, last=2)
+    assert canonical[0].content[0].call_id == "call_0"
+
+
+def test_pending_calls_do_not_widen(store):
+    cid = store.save([*tool_turn(0, answered=False), {"role": "user", "content": "hm"}])
+    assert store.load(cid, last=1) == [{"role": "user", "content": "hm"}]
+
+
+def test_load_uses_a_fixed_number_of_statements(store, statements):
+    short = store.save(copy.deepcopy(OPENAI_CHAT))
+    long = store.save(chat(300) + copy.deepcopy(OPENAI_CHAT))
+    counts = {}
+    for name, cid, last in (("short", short, None), ("long", long, None), ("short-last", short, 5), ("long-last", long, 5)):
+        statements.statements.clear()
+        store.load(cid, last=last)
+        counts[name] = statements.count()
+    assert counts["short"] == counts["long"] <= 4
+    assert counts["short-last"] == counts["long-last"] <= 5
+
+
+# --- tool calls ------------------------------------------------------------------
+
+
+def test_get_tool_call(store):
+    cid = store.save(copy.deepcopy(OPENAI_CHAT))
+    record = store.get_tool_call("call_paris")
+    assert record.model_dump(exclude={"call_created_at", "result_created_at"}) == {
+        "call_id": "call_paris", "name": "get_weather", "arguments": {"city": "Paris", "unit": "C"},
+        "arguments_raw": '{"city": "Paris", "unit": "C"}', "status": "answered",
+        "result": [{"kind": "text", "text": "Rain, 12C", "extras": {}}], "is_error": False,
+        "conversation_id": cid, "call_position": 3, "result_position": 5,
+    }
+    bad = store.get_tool_call("call_bad", conversation_id=cid)
+    assert bad.status == "pending" and bad.arguments is None and bad.arguments_raw == "{not json"
+
+
+def test_tool_call_ids_across_conversations(store):
+    first = store.save(tool_turn(7))
+    second = store.save(tool_turn(7, error=True))
+    with pytest.raises(AmbiguousToolCallError, match="2 conversations"):
+        store.get_tool_call("call_7")
+    assert store.get_tool_call("call_7", conversation_id=second).result == "ERROR result 7"
+    assert store.get_tool_call("call_7", conversation_id=first).conversation_id == first
+    with pytest.raises(ToolCallNotFoundError):
+        store.get_tool_call("nope")
+    with pytest.raises(ToolCallNotFoundError):
+        store.get_tool_call("call_7", conversation_id="not-a-uuid")
+
+
+def test_find_tool_calls(store):
+    errors = [Message(role="assistant", content=[ToolCallBlock(call_id="e1", name="get_weather", arguments={})]),
+              Message(role="tool", content=[ToolResultBlock(call_id="e1", output="boom", is_error=True)])]
+    cid = store.save(copy.deepcopy(OPENAI_CHAT))
+    store.append(cid, errors, format="canonical")
+    by_status = {s: [r.call_id for r in store.find_tool_calls(status=s)] for s in ("pending", "answered", "error")}
+    assert by_status == {"pending": ["call_bad"], "answered": ["call_kyoto", "call_paris"], "error": ["e1"]}
+    assert [r.call_id for r in store.find_tool_calls(name="get_weather", status="error")] == ["e1"]
+    assert len(store.find_tool_calls(conversation_id=cid, limit=2)) == 2
+    with pytest.raises(Exception, match="status must be"):
+        store.find_tool_calls(status="done")
+
+
+def test_a_result_for_an_unknown_call_is_stored_unlinked(store):
+    cid = store.save([{"role": "tool", "tool_call_id": "ghost", "content": "?"}])
+    assert store.load(cid) == [{"role": "tool", "tool_call_id": "ghost", "content": "?"}]
+    assert store.find_tool_calls() == []
+
+
+# --- namespaces --------------------------------------------------------------------
+
+
+def test_namespaces_are_isolated(store, database_url):
+    mine = store.save(tool_turn(3))
+    with ConversationStore(database_url, namespace=store.namespace + "-other") as other:
+        theirs = other.save(tool_turn(3))
+        assert [c.id for c in other.list_conversations()] == [theirs]
+        assert other.get_tool_call("call_3").conversation_id == theirs
+        for action in (other.load, other.delete, lambda c: other.append(c, chat(1))):
+            with pytest.raises(ConversationNotFoundError):
+                action(mine)
+        assert other.find_tool_calls(conversation_id=mine) == []
+    assert store.get_tool_call("call_3").conversation_id == mine
+    assert len(store.load(mine)) == 2
