@@ -26,6 +26,10 @@ class UnknownFormatError(InputError):
         super().__init__(f"unknown format {name!r}; known formats: {', '.join(known)}")
 
 
+class FormatDetectionError(InputError):
+    """``format="auto"`` found no format, or several, that fit the input."""
+
+
 class SchemaError(InputError):
     """A message does not match its format's schema.
 

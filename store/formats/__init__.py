@@ -7,12 +7,22 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from ..errors import SchemaError, UnknownFormatError
+from ..errors import FormatDetectionError, UnknownFormatError
 from ..model import Message
-from . import openai
-from ._common import Loss, Losses
+from . import (
+    agent_framework,
+    agentscope,
+    agentscope2,
+    anthropic,
+    autogen,
+    autogen_core,
+    docent,
+    openai,
+    qwen,
+)
+from ._common import Loss, Losses, message_list
 
-__all__ = ["FORMATS", "Format", "Loss", "Losses", "convert", "get_format"]
+__all__ = ["FORMATS", "Format", "Loss", "Losses", "convert", "detect", "get_format", "read", "write"]
 
 
 @dataclass(frozen=True)
@@ -20,18 +30,30 @@ class Format:
     name: str
     to_canonical: Callable[[Any], list[Message]]
     from_canonical: Callable[[list[Message], Losses], Any]
+    looks_like: Callable[[Any], bool]
+    """Whether a JSON value has this format's shape (for ``format="auto"``)."""
     description: str
 
     @classmethod
     def from_module(cls, module: ModuleType, description: str) -> Format:
-        return cls(module.NAME, module.to_canonical, module.from_canonical, description)
+        return cls(module.NAME, module.to_canonical, module.from_canonical, module.looks_like, description)
 
 
+_ADAPTERS: tuple[tuple[ModuleType, str], ...] = (
+    (openai, "OpenAI Chat Completions messages"),
+    (anthropic, "Anthropic Messages ({system, messages})"),
+    (qwen, "Qwen-Agent Message"),
+    (autogen, "AutoGen AgentChat messages and events"),
+    (autogen_core, "autogen-core LLM messages (model context)"),
+    (agentscope, "AgentScope 1.x Msg (and the seed's Java JSON)"),
+    (agentscope2, "AgentScope 2.x Msg"),
+    (agent_framework, "Microsoft Agent Framework Message (MEAI ChatMessage)"),
+    (docent, "Docent chat messages"),
+)
 FORMATS: dict[str, Format] = {
-    f.name: f
-    for f in (
-        Format.from_module(openai, "OpenAI Chat Completions messages"),
-    )
+    module.NAME: Format.from_module(module, description)
+    for module, description in _ADAPTERS
+    if not getattr(module, "PLANNED", False)
 }
 
 
@@ -42,14 +64,23 @@ def get_format(name: str) -> Format:
         raise UnknownFormatError(name, sorted(FORMATS)) from None
 
 
+def detect(data: Any) -> str:
+    """The one format whose shape ``data`` has; an error naming the candidates otherwise."""
+    matches = [f.name for f in FORMATS.values() if f.looks_like(data)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise FormatDetectionError("cannot tell the format of this input; pass the format's name "
+                                   f"(one of {', '.join(FORMATS)})")
+    raise FormatDetectionError(f"the input fits several formats ({', '.join(matches)}); pass one of them")
+
+
 def read(data: Any, format: str) -> list[Message]:
     """Validate ``data`` (a list of messages, or an object with a ``messages`` list)
-    in ``format`` and return canonical messages."""
+    in ``format`` (or ``"auto"``) and return canonical messages."""
+    if format == "auto":
+        format = detect(data)
     fmt = get_format(format)
-    if isinstance(data, dict) and isinstance(data.get("messages"), list) and format == "openai":
-        data = data["messages"]
-    if not isinstance(data, list):
-        raise SchemaError(format, [(None, "", f"expected a list of messages, got {type(data).__name__}")])
     return fmt.to_canonical(data)
 
 
@@ -63,9 +94,10 @@ def convert(messages: Any, *, from_: str, to: str, strict: bool = False,
             on_loss: Callable[[Loss], None] | None = None) -> Any:
     """Convert messages between formats in memory, without a database.
 
-    Returns the target format's JSON-ready value. Whatever the target cannot
-    express is passed to ``on_loss`` (one :class:`Loss` each); with ``strict``
-    the first loss raises :class:`~store.errors.LossError` instead.
+    ``from_`` may be ``"auto"``. Returns the target format's JSON-ready value.
+    Whatever the target cannot express is passed to ``on_loss`` (one
+    :class:`Loss` each); with ``strict`` the first loss raises
+    :class:`~store.errors.LossError` instead.
     """
     value, losses = write(read(messages, from_), to, strict=strict)
     if on_loss is not None:

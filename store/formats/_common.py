@@ -77,6 +77,15 @@ def _render(path: Sequence[Any]) -> str:
     return out
 
 
+def message_list(data: Any, format: str) -> list[Any]:
+    """The list of messages in ``data``: the value itself or its ``messages`` member."""
+    if isinstance(data, dict) and isinstance(data.get("messages"), list):
+        data = data["messages"]
+    if not isinstance(data, list):
+        raise SchemaError(format, [(None, "", f"expected a list of messages, got {type(data).__name__}")])
+    return data
+
+
 def parse_json(raw: str) -> tuple[Any, str | None]:
     """Parse tool-call arguments: ``(value, None)`` or ``(None, why it failed)``."""
     try:
@@ -160,3 +169,47 @@ class Losses:
 
     def __len__(self) -> int:
         return len(self.items)
+
+
+# --- carrying what a target cannot express -------------------------------------------
+
+CARRY_KEY = "convstore"
+"""The key under which a target's extension field (qwen ``extra``, agent-framework
+``additional_properties``, AgentScope/Docent ``metadata``) carries canonical data it
+has no field for, so that X -> Y -> X gives X back."""
+
+
+def carry(msg: Any, *, native: set[str], blocks: dict[int, Any] | None = None) -> dict[str, Any] | None:
+    """The JSON-ready part of canonical message ``msg`` that target fields ``native`` do not hold.
+
+    ``native`` names the Message fields the target expresses itself (``role``,
+    ``name``, ...); ``content`` never travels here except for the ``blocks`` given
+    (position -> block) that the target cannot express at all.
+    """
+    payload = msg.model_dump(mode="json", exclude_defaults=True, exclude={"content", "role", *native})
+    if blocks:
+        payload["blocks"] = [
+            {"at": at, "block": b.model_dump(mode="json", exclude_defaults=True) | {"kind": b.kind}}
+            for at, b in sorted(blocks.items())
+        ]
+    return payload or None
+
+
+def restore(message: Any, carried: Any) -> Any:
+    """``message`` with the fields a :func:`carry` payload brought back (the payload wins
+    over defaults, never over what the target's own fields said)."""
+    if not isinstance(carried, dict):
+        return message
+    from ..model import BLOCK, Message  # local: the model imports nothing from here
+
+    fields = {k: v for k, v in carried.items() if k != "blocks" and k in Message.model_fields}
+    current = message.model_dump(exclude_defaults=True)
+    merged = {**fields, **current}
+    for key in ("metadata", "extras"):
+        if key in fields and key in current:
+            merged[key] = {**fields[key], **current[key]}
+    content = list(message.content)
+    for item in carried.get("blocks", []):
+        content.insert(min(item["at"], len(content)), BLOCK.validate_python(item["block"]))
+    merged["content"] = content
+    return Message.model_validate(merged)

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from ..errors import SchemaError
 from ..model import (
     AudioBlock,
     Block,
@@ -23,7 +24,7 @@ from ..model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ._common import Losses, b64decode_exact, b64encode, data_uri, dump_json, parse_data_uri, parse_json, validate
+from ._common import Losses, message_list, b64decode_exact, b64encode, data_uri, dump_json, parse_data_uri, parse_json, validate
 
 NAME = "openai"
 
@@ -289,9 +290,23 @@ class _Reader:
 
 def to_canonical(data: Any) -> list[Message]:
     """Validate OpenAI Chat Completions messages and convert them to canonical ones."""
-    parsed = validate(MESSAGES, data, NAME)
+    parsed = validate(MESSAGES, message_list(data, NAME), NAME)
     reader = _Reader()
     return [reader.message(m, i) for i, m in enumerate(parsed)]
+
+
+_ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
+
+
+def looks_like(data: Any) -> bool:
+    """A list of dicts keyed by ``role`` with OpenAI roles and nothing of other schemas' own keys."""
+    try:
+        msgs = message_list(data, NAME)
+    except SchemaError:
+        return False
+    return bool(msgs) and all(
+        isinstance(m, dict) and m.get("role") in _ROLES and "type" not in m for m in msgs
+    )
 
 
 # --- from canonical --------------------------------------------------------------

@@ -1,0 +1,60 @@
+"""Reading conversation files: a JSON array, an object with a ``messages`` list, or JSON Lines."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .errors import InputError
+
+
+def read_text(path: str) -> str:
+    """The file's text; ``-`` reads standard input."""
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, not a file") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror}") from None
+
+
+def parse(text: str, name: str = "<input>") -> Any:
+    """Parse JSON, or JSON Lines (one message per line) when the text is not one JSON value."""
+    stripped = text.strip()
+    if not stripped:
+        raise InputError(f"{name}: empty input, expected JSON")
+    try:
+        return orjson.loads(stripped)
+    except orjson.JSONDecodeError as exc:
+        if "\n" not in stripped or not stripped.startswith("{"):
+            raise InputError(f"{name}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    return _json_lines(stripped, name)
+
+
+def _json_lines(text: str, name: str) -> list[Any]:
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(orjson.loads(line))
+        except orjson.JSONDecodeError as exc:
+            raise InputError(f"{name}: invalid JSON Lines at line {number}, column {exc.colno}: {exc.msg}") from None
+    return out
+
+
+def load(path: str) -> Any:
+    return parse(read_text(path), "standard input" if path == "-" else path)
+
+
+def dumps(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
