@@ -90,14 +90,35 @@ def write_transaction(engine: sa.Engine) -> Iterator[sa.Connection]:
         yield conn
 
 
+def head_revision() -> str:
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert head is not None
+    return head
+
+
+def current_revision(engine: sa.Engine) -> str | None:
+    with database_errors(engine):
+        return _current_revision(engine)
+
+
+@contextmanager
+def database_errors(engine: sa.Engine, doing: str = "database error on") -> Iterator[None]:
+    """Driver and connection errors become a one-line :class:`DatabaseError`."""
+    try:
+        yield
+    except sa.exc.SQLAlchemyError as exc:
+        url = engine.url.render_as_string(hide_password=True)
+        orig = getattr(exc, "orig", None) or exc
+        reason = " ".join(str(orig).split()) or type(orig).__name__
+        raise DatabaseError(f"{doing} {url}: {reason}") from exc
+
+
 def ensure_schema(engine: sa.Engine, *, create: bool = True) -> bool:
     """Bring an empty database to the head revision; refuse one at another revision.
 
     Returns True when it created the tables.
     """
-    script = ScriptDirectory.from_config(alembic_config())
-    head = script.get_current_head()
-    assert head is not None
+    head = head_revision()
     current = _current_revision(engine)
     if current == head:
         return False
@@ -124,16 +145,19 @@ def _current_revision(engine: sa.Engine) -> str | None:
 
 def upgrade(engine: sa.Engine, revision: str = "head") -> None:
     config = alembic_config()
-    with engine.begin() as conn:
+    with database_errors(engine), engine.begin() as conn:
         config.attributes["connection"] = conn
         command.upgrade(config, revision)
 
 
 def downgrade(engine: sa.Engine, revision: str) -> None:
     config = alembic_config()
-    with engine.begin() as conn:
+    with database_errors(engine), engine.begin() as conn:
         config.attributes["connection"] = conn
         command.downgrade(config, revision)
 
 
-__all__ = ["create_engine", "ensure_schema", "metadata", "upgrade", "downgrade", "write_transaction"]
+__all__ = [
+    "create_engine", "current_revision", "database_errors", "downgrade", "ensure_schema",
+    "head_revision", "metadata", "upgrade", "write_transaction",
+]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any
 
@@ -16,12 +17,11 @@ from .codec import BlobSink, block_from_row, block_row, blob_refs, from_utc, mes
 from .errors import (
     AmbiguousToolCallError,
     ConversationNotFoundError,
-    ConvstoreError,
     DatabaseError,
     InputError,
     ToolCallNotFoundError,
 )
-from .formats import Loss, read, write
+from .formats import Loss, get_format, read, write
 from .model import Block, Conversation, Message, ToolCallRecord, ToolStatus
 from .schema import BlobRow, BlockRow, ConversationRow, MessageRow, ToolCallRow
 
@@ -76,9 +76,11 @@ class ConversationStore:
         self.format = format
         self.engine = engine if engine is not None else db.create_engine(url)
         try:
-            self.created_schema = db.ensure_schema(self.engine, create=create)
-        except sa.exc.SQLAlchemyError as exc:
-            raise DatabaseError(f"cannot open {self.url}: {_reason(exc)}") from None
+            with db.database_errors(self.engine, "cannot open"):
+                self.created_schema = db.ensure_schema(self.engine, create=create)
+        except DatabaseError:
+            self.engine.dispose()
+            raise
 
     @property
     def url(self) -> str:
@@ -96,16 +98,17 @@ class ConversationStore:
     # --- writes ------------------------------------------------------------------
 
     def save(self, messages: Any, format: str | None = None, *, title: str | None = None,
-             metadata: dict[str, Any] | None = None) -> str:
+             metadata: dict[str, Any] | None = None, source_format: str | None = None) -> str:
         """Store ``messages`` (in ``format``) as a new conversation and return its id."""
         fmt = format or self.format
         canonical = self._read(messages, fmt)
+        source_format = source_format or (fmt if fmt != "canonical" else None)
         conversation_id = new_id()
         now = _now()
         with self._write() as conn:
             conn.execute(conversations.insert(), {
                 "id": conversation_id, "namespace": self.namespace, "title": title,
-                "source_format": fmt, "message_count": 0, "created_at": now, "updated_at": now,
+                "source_format": source_format, "message_count": 0, "created_at": now, "updated_at": now,
                 "metadata": metadata or None,
             })
             self._insert(conn, conversation_id, canonical, first_seq=0, fresh=True)
@@ -142,8 +145,10 @@ class ConversationStore:
             return [m if isinstance(m, Message) else Message.model_validate(m) for m in messages]
         return read(messages, format)
 
-    def _write(self) -> Any:
-        return _translating(db.write_transaction(self.engine), self.url)
+    @contextmanager
+    def _write(self) -> Iterator[sa.Connection]:
+        with db.database_errors(self.engine), db.write_transaction(self.engine) as conn:
+            yield conn
 
     def _insert(self, conn: sa.Connection, conversation_id: str, msgs: Sequence[Message], *,
                 first_seq: int, fresh: bool) -> None:
@@ -223,7 +228,8 @@ class ConversationStore:
         so that no tool result is separated from its call. What the format cannot
         express goes to ``on_loss``; ``strict`` makes it an error.
         """
-        value, losses = write(self.load_messages(conversation_id, last=last), format or self.format, strict=strict)
+        target = get_format(format or self.format).name  # an unknown format fails before any query
+        value, losses = write(self.load_messages(conversation_id, last=last), target, strict=strict)
         if on_loss is not None:
             for loss in losses:
                 on_loss(loss)
@@ -342,8 +348,10 @@ class ConversationStore:
 
     # --- helpers -----------------------------------------------------------------
 
-    def _connect(self) -> Any:
-        return _translating(self.engine.connect(), self.url)
+    @contextmanager
+    def _connect(self) -> Iterator[sa.Connection]:
+        with db.database_errors(self.engine), self.engine.connect() as conn:
+            yield conn
 
     def _owned(self, conversation_id: str) -> tuple[sa.ColumnElement[bool], ...]:
         return (conversations.c.id == conversation_id, conversations.c.namespace == self.namespace)
@@ -382,30 +390,3 @@ def _record(row: Any, result_row: dict[str, Any], blobs: dict[str, bytes]) -> To
         call_created_at=from_utc(row["call_at"], row["call_offset"]),
         result_created_at=from_utc(row["result_at"], row["result_offset"]),
     )
-
-
-def _reason(exc: BaseException) -> str:
-    orig = getattr(exc, "orig", None) or exc
-    return str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
-
-
-class _translating:
-    """Wraps a connection or transaction context: driver errors become DatabaseError."""
-
-    def __init__(self, inner: Any, url: str) -> None:
-        self.inner, self.url = inner, url
-
-    def __enter__(self) -> sa.Connection:
-        try:
-            return self.inner.__enter__()
-        except sa.exc.SQLAlchemyError as exc:
-            raise DatabaseError(f"cannot use {self.url}: {_reason(exc)}") from None
-
-    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
-        try:
-            self.inner.__exit__(kind, exc, tb)
-        except sa.exc.SQLAlchemyError as err:
-            raise DatabaseError(f"cannot use {self.url}: {_reason(err)}") from None
-        if isinstance(exc, sa.exc.SQLAlchemyError) and not isinstance(exc, ConvstoreError):
-            raise DatabaseError(f"database error on {self.url}: {_reason(exc)}") from exc
-        return False

@@ -1,0 +1,267 @@
+"""The ``convstore`` command line (also ``python -m store``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+
+from . import io, render
+from .errors import ConvstoreError, InputError
+from .formats import FORMATS, Loss, convert as convert_messages, detect, read
+from .repository import ConversationStore
+
+DEFAULT_DB = "sqlite:///convstore.db"
+
+app = typer.Typer(
+    name="convstore",
+    help="Store agent conversations from any framework's schema, find tool calls by id, replay them in another.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+db_app = typer.Typer(help="Schema migrations of the database (Alembic).", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+
+class State:
+    def __init__(self, db: str) -> None:
+        self.db = db
+
+    def store(self, **kwargs: Any) -> ConversationStore:
+        s = ConversationStore(self.db, **kwargs)
+        if s.created_schema:
+            err.print(f"[dim]created convstore tables in {s.url}[/]")
+        return s
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    db: Optional[str] = typer.Option(
+        None, "--db", metavar="URL",
+        help="Database URL. Default: $CONVSTORE_DB, else sqlite:///convstore.db in the working directory.",
+    ),
+) -> None:
+    ctx.obj = State(db or os.environ.get("CONVSTORE_DB") or DEFAULT_DB)
+
+
+def _format_names() -> str:
+    return ", ".join(FORMATS)
+
+
+def _report(losses: list[Loss]) -> None:
+    for loss in losses:
+        err.print(f"[yellow]loss:[/] {loss}", highlight=False)
+
+
+def _emit(value: Any, output: Optional[Path]) -> None:
+    text = io.dumps(value)
+    if output is None:
+        sys.stdout.write(text + "\n")
+    else:
+        output.write_text(text + "\n", encoding="utf-8")
+
+
+@app.command("import")
+def import_(
+    ctx: typer.Context,
+    files: list[str] = typer.Argument(..., help="JSON, JSON Lines, or - for standard input."),
+    format: str = typer.Option("auto", "--format", "-f", help="Format name, or auto to detect it."),
+    conversation: Optional[str] = typer.Option(None, "--conversation", "-c", help="Append to this conversation."),
+    title: Optional[str] = typer.Option(None, help="Title of the new conversation."),
+) -> None:
+    """Store each file as a new conversation (or append to one); print the conversation ids.
+
+    Every file is read and validated before anything is written: a bad file writes nothing.
+    """
+    batches = []
+    for name in files:
+        data = io.load(name)
+        try:
+            batches.append((name, read(data, format if format != "auto" else _detect(data, name))))
+        except ConvstoreError as exc:
+            raise InputError(f"{_display(name)}: {exc}") from None
+    with ctx.obj.store() as s, render.progress(len(batches), "importing", err) as advance:
+        for name, messages in batches:
+            if conversation:
+                s.append(conversation, messages, format="canonical")
+                cid = conversation
+            else:
+                source = messages[0].source_format if messages else None
+                cid = s.save(messages, format="canonical", title=title or Path(name).stem, source_format=source)
+            out.print(cid, highlight=False)
+            advance()
+
+
+def _display(name: str) -> str:
+    return "standard input" if name == "-" else name
+
+
+def _detect(data: Any, name: str) -> str:
+    try:
+        return detect(data)
+    except ConvstoreError as exc:
+        raise InputError(f"{_display(name)}: {exc}") from None
+
+
+@app.command()
+def export(
+    ctx: typer.Context,
+    conversation_id: str = typer.Argument(...),
+    format: str = typer.Option(..., "--format", "-f", help="Target format."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of standard output."),
+    last: Optional[int] = typer.Option(None, help="Only the recent window of at least N messages."),
+    strict: bool = typer.Option(False, help="Fail instead of dropping what the format cannot express."),
+) -> None:
+    """Rebuild a stored conversation in a format."""
+    losses: list[Loss] = []
+    with ctx.obj.store() as s:
+        value = s.load(conversation_id, format=format, last=last, strict=strict, on_loss=losses.append)
+    _report(losses)
+    _emit(value, output)
+
+
+@app.command()
+def convert(
+    file: str = typer.Argument(..., help="JSON, JSON Lines, or - for standard input."),
+    from_: str = typer.Option("auto", "--from", help="Source format, or auto."),
+    to: str = typer.Option(..., "--to", help="Target format."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o"),
+    strict: bool = typer.Option(False, help="Fail instead of dropping what the format cannot express."),
+) -> None:
+    """Convert a file between formats without a database."""
+    data = io.load(file)
+    losses: list[Loss] = []
+    source = _detect(data, file) if from_ == "auto" else from_
+    value = convert_messages(data, from_=source, to=to, strict=strict, on_loss=losses.append)
+    _report(losses)
+    _emit(value, output)
+
+
+@app.command("tool-call")
+def tool_call(
+    ctx: typer.Context,
+    call_id: str = typer.Argument(...),
+    conversation: Optional[str] = typer.Option(None, "--conversation", "-c"),
+    json: bool = typer.Option(False, "--json", help="Print the record as JSON."),
+) -> None:
+    """Show a tool call by id: arguments, status, result and where it happened."""
+    with ctx.obj.store() as s:
+        record = s.get_tool_call(call_id, conversation_id=conversation)
+    if json:
+        _emit(record.model_dump(mode="json"), None)
+    else:
+        out.print(render.tool_call(record))
+
+
+@app.command("tool-calls")
+def tool_calls(
+    ctx: typer.Context,
+    name: Optional[str] = typer.Option(None, help="Tool name."),
+    status: Optional[str] = typer.Option(None, help="pending, answered or error."),
+    conversation: Optional[str] = typer.Option(None, "--conversation", "-c"),
+    json: bool = typer.Option(False, "--json"),
+) -> None:
+    """List tool calls, filtered by name, status or conversation."""
+    with ctx.obj.store() as s:
+        records = s.find_tool_calls(name=name, status=status, conversation_id=conversation)  # type: ignore[arg-type]
+    if json:
+        _emit([r.model_dump(mode="json") for r in records], None)
+    else:
+        out.print(render.tool_call_table(records))
+
+
+@app.command("list")
+def list_(ctx: typer.Context, json: bool = typer.Option(False, "--json")) -> None:
+    """List the stored conversations, newest first."""
+    with ctx.obj.store() as s:
+        infos = s.list_conversations()
+    if json:
+        _emit([i.model_dump(mode="json") for i in infos], None)
+    else:
+        out.print(render.conversation_table(infos))
+
+
+@app.command()
+def show(ctx: typer.Context, conversation_id: str = typer.Argument(...)) -> None:
+    """Render a conversation for a person to read."""
+    with ctx.obj.store() as s:
+        conversation = s.get_conversation(conversation_id)
+    render.conversation(conversation, out)
+
+
+@app.command()
+def demo(
+    db: Optional[Path] = typer.Option(None, help="SQLite file for the demo (default: a new temporary one)."),
+) -> None:
+    """Store the bundled sample conversations, find a tool call, replay in every format."""
+    from .demo import run
+
+    run(db, out)
+
+
+@db_app.command("upgrade")
+def db_upgrade(ctx: typer.Context, revision: str = typer.Argument("head")) -> None:
+    """Bring the database to a revision (default: head)."""
+    from . import db as dbmod
+
+    engine = dbmod.create_engine(ctx.obj.db)
+    try:
+        dbmod.upgrade(engine, revision)
+        out.print(f"{engine.url.render_as_string(hide_password=True)} is at {dbmod.current_revision(engine)}")
+    finally:
+        engine.dispose()
+
+
+@db_app.command("current")
+def db_current(ctx: typer.Context) -> None:
+    """Print the database's schema revision (and the one this convstore needs)."""
+    from . import db as dbmod
+
+    engine = dbmod.create_engine(ctx.obj.db)
+    try:
+        out.print(f"current: {dbmod.current_revision(engine) or 'none'}  head: {dbmod.head_revision()}")
+    finally:
+        engine.dispose()
+
+
+@db_app.command("downgrade")
+def db_downgrade(ctx: typer.Context, revision: str = typer.Argument(..., help="Target revision, or base.")) -> None:
+    """Take the database back to a revision (base drops every convstore table)."""
+    from . import db as dbmod
+
+    engine = dbmod.create_engine(ctx.obj.db)
+    try:
+        dbmod.downgrade(engine, revision)
+        out.print(f"now at {dbmod.current_revision(engine) or 'base'}")
+    finally:
+        engine.dispose()
+
+
+def run() -> None:
+    """Console entry point: library errors become one line on standard error and exit status 1."""
+    try:
+        app()
+    except ConvstoreError as exc:
+        err.print(f"[red]error:[/] {exc}", highlight=False)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)
+    except Exception as exc:  # a bug of ours: still one line, the traceback on request
+        if os.environ.get("CONVSTORE_DEBUG"):
+            raise
+        err.print(f"[red]internal error:[/] {type(exc).__name__}: {exc} (set CONVSTORE_DEBUG=1 for a traceback)",
+                  highlight=False)
+        sys.exit(2)
+
+
+__all__ = ["app", "run"]

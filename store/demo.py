@@ -1,0 +1,73 @@
+"""``convstore demo``: the bundled samples, stored, searched and replayed."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from . import render
+from .formats import FORMATS, Loss
+from .repository import ConversationStore
+
+
+def samples() -> dict[str, Any]:
+    """The bundled sample conversation of every registered format that has one."""
+    folder = resources.files("store") / "samples"
+    found = {}
+    for name in FORMATS:
+        sample = folder / f"{name}.json"
+        if sample.is_file():
+            found[name] = json.loads(sample.read_text(encoding="utf-8"))
+    return found
+
+
+def run(db: Path | None, console: Console) -> None:
+    path = db or Path(tempfile.mkdtemp(prefix="convstore-demo-")) / "demo.db"
+    url = f"sqlite:///{path}"
+    console.print(f"[bold]convstore demo[/] — an embedded SQLite database at {path}\n")
+    with ConversationStore(url) as store:
+        stored = _import(store, console)
+        first_format, first_id = next(iter(stored.items()))
+        _lookup(store, first_id, console)
+        _replay(store, first_format, first_id, console)
+    console.print(f"\nExplore it yourself:\n  convstore --db {url} list\n"
+                  f"  convstore --db {url} show {first_id}\n"
+                  f"  convstore --db {url} tool-calls --status answered")
+
+
+def _import(store: ConversationStore, console: Console) -> dict[str, str]:
+    table = Table("format", "conversation id", "messages", "tool calls", title="1. imported the samples")
+    stored = {}
+    for name, data in samples().items():
+        cid = store.save(data, format=name, title=f"{name} sample")
+        stored[name] = cid
+        info = store.list_conversations(limit=1)[0]
+        table.add_row(name, cid, str(info.message_count), str(len(store.find_tool_calls(conversation_id=cid))))
+    console.print(table)
+    return stored
+
+
+def _lookup(store: ConversationStore, conversation_id: str, console: Console) -> None:
+    calls = store.find_tool_calls(conversation_id=conversation_id)
+    if not calls:
+        return
+    record = store.get_tool_call(calls[0].call_id, conversation_id=conversation_id)
+    console.print(f"\n[bold]2. looked up tool call {record.call_id!r} by id[/]")
+    console.print(render.tool_call(record))
+
+
+def _replay(store: ConversationStore, source: str, conversation_id: str, console: Console) -> None:
+    table = Table("target", "items", "lossless", "what did not fit", title=f"\n3. replayed the {source} sample in every format")
+    for target in FORMATS:
+        losses: list[Loss] = []
+        value = store.load(conversation_id, format=target, on_loss=losses.append)
+        items = value.get("messages", value) if isinstance(value, dict) else value
+        fields = sorted({loss.field for loss in losses})
+        table.add_row(target, str(len(items)), "yes" if not losses else "no", ", ".join(fields)[:60])
+    console.print(table)
