@@ -15,6 +15,7 @@ from typing import Any
 
 import uuid_utils
 
+from .limits import Budget
 from .model import BLOCK, Block, Message, Usage
 
 # The block field each kind keeps in the ``text`` column.
@@ -52,14 +53,15 @@ class BlobSink:
             }
         return sha
 
-    def externalize(self, value: Any) -> Any:
+    def externalize(self, value: Any, budget: Budget, where: str) -> Any:
         """Replace every ``bytes`` inside a dumped block by a blob reference."""
         if isinstance(value, bytes):
+            budget.blob(where, len(value))
             return {BLOB_REF: self.put(value, None)}
         if isinstance(value, dict):
-            return {k: self.externalize(v) for k, v in value.items()}
+            return {k: self.externalize(v, budget, where) for k, v in value.items()}
         if isinstance(value, list):
-            return [self.externalize(v) for v in value]
+            return [self.externalize(v, budget, where) for v in value]
         return value
 
 
@@ -73,27 +75,29 @@ def dump_block(block: Block) -> dict[str, Any]:
 
 
 def block_row(block: Block, *, conversation_id: str, message_id: str, position: int,
-              blobs: BlobSink) -> dict[str, Any]:
+              blobs: BlobSink, budget: Budget) -> dict[str, Any]:
+    """The row of one block; its values checked against the message's ``budget``."""
     payload = dump_block(block)
     kind = payload.pop("kind")
+    where = f"block {position} ({kind})"
+    text_field = TEXT_FIELD.get(kind)
+    name_field = TOOL_NAME_FIELD.get(kind)
+    text = payload.pop(text_field, "") if text_field and isinstance(payload.get(text_field, ""), str) else None
     row: dict[str, Any] = {
         "id": new_id(), "conversation_id": conversation_id, "message_id": message_id,
-        "position": position, "kind": kind, "text": None, "media_type": None,
-        "tool_name": None, "call_id": None, "blob_sha256": None,
+        "position": position, "kind": kind, "blob_sha256": None,
+        "text": budget.text(where, text),
+        "tool_name": budget.text(where, payload.pop(name_field, None) if name_field else None, "tool_name"),
+        "call_id": budget.text(where, payload.pop("call_id", None), "call_id"),
+        "media_type": budget.text(where, payload.pop("media_type", None), "media_type"),
     }
-    text_field = TEXT_FIELD.get(kind)
-    if text_field and isinstance(payload.get(text_field, ""), str):
-        row["text"] = payload.pop(text_field, "")
-    if name_field := TOOL_NAME_FIELD.get(kind):
-        row["tool_name"] = payload.pop(name_field, None)
-    row["call_id"] = payload.pop("call_id", None)
-    row["media_type"] = payload.pop("media_type", None)
     data = payload.pop("data", None)
     if isinstance(data, bytes):
+        budget.blob(where, len(data))
         row["blob_sha256"] = blobs.put(data, row["media_type"])
     elif data is not None:
         payload["data"] = data
-    row["payload"] = blobs.externalize(payload) or None
+    row["payload"] = budget.json(where, blobs.externalize(payload, budget, where) or None)
     return row
 
 
@@ -152,17 +156,22 @@ def from_utc(value: datetime | None, offset: int | None) -> datetime | None:
     return value.replace(tzinfo=timezone.utc).astimezone(timezone(timedelta(minutes=offset)))
 
 
-def message_row(msg: Message, *, conversation_id: str, seq: int, window_start: int) -> dict[str, Any]:
+_MESSAGE_TEXT = ("source_role", "name", "source_format", "source_type", "external_id", "model")
+
+
+def message_row(msg: Message, *, id: str, conversation_id: str, seq: int, window_start: int,
+                budget: Budget) -> dict[str, Any]:
     created_at, offset = to_utc(msg.created_at)
-    return {
-        "id": new_id(), "conversation_id": conversation_id, "seq": seq, "window_start": window_start,
-        "role": msg.role, "source_role": msg.source_role, "name": msg.name,
-        "source_format": msg.source_format, "source_type": msg.source_type,
-        "external_id": msg.external_id, "model": msg.model,
-        "created_at": created_at, "utc_offset": offset,
-        "usage": msg.usage.model_dump(exclude_defaults=True) if msg.usage else None,
-        "metadata": msg.metadata or None, "extras": msg.extras or None,
+    row = {
+        "id": id, "conversation_id": conversation_id, "seq": seq, "window_start": window_start,
+        "role": msg.role, "created_at": created_at, "utc_offset": offset,
+        "usage": budget.json("usage", msg.usage.model_dump(exclude_defaults=True) if msg.usage else None),
+        "metadata": budget.json("metadata", msg.metadata or None),
+        "extras": budget.json("extras", msg.extras or None),
     }
+    for field in _MESSAGE_TEXT:
+        row[field] = budget.text(field, getattr(msg, field), field)
+    return row
 
 
 def message_from_row(row: Mapping[str, Any], blocks: list[Block]) -> Message:

@@ -8,7 +8,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import orjson
 import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
@@ -16,7 +15,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 from .errors import DatabaseError, SchemaOutdatedError
-from .schema import dumps, metadata
+from .schema import dumps, loads, metadata
 
 log = logging.getLogger("convstore")
 
@@ -57,7 +56,7 @@ def create_engine(url: str | sa.URL, **kwargs: Any) -> sa.Engine:
     """An engine with convstore's settings: orjson for JSON, and on SQLite foreign
     keys, WAL, a busy timeout and ``BEGIN IMMEDIATE`` for writes."""
     parsed = normalize_url(url)
-    engine = sa.create_engine(parsed, json_serializer=dumps, json_deserializer=orjson.loads, **kwargs)
+    engine = sa.create_engine(parsed, json_serializer=dumps, json_deserializer=loads, **kwargs)
     if parsed.get_backend_name() == "sqlite":
         _configure_sqlite(engine)
     return engine

@@ -22,6 +22,7 @@ from .errors import (
     ToolCallNotFoundError,
 )
 from .formats import Loss, get_format, read, write
+from .limits import Budget, Limits
 from .model import Block, Conversation, Message, ToolCallRecord, ToolStatus
 from .schema import BlobRow, BlockRow, ConversationRow, MessageRow, ToolCallRow
 
@@ -71,13 +72,19 @@ class ConversationStore:
     """
 
     def __init__(self, url: str | sa.URL = DEFAULT_URL, *, namespace: str = DEFAULT_NAMESPACE,
-                 format: str = "openai", create: bool = True, engine: sa.Engine | None = None) -> None:
+                 format: str = "openai", create: bool = True, limits: Limits | None = None,
+                 engine: sa.Engine | None = None) -> None:
         self.namespace = namespace
         self.format = format
         self.engine = engine if engine is not None else db.create_engine(url)
+        self.limits = limits or Limits()
         try:
             with db.database_errors(self.engine, "cannot open"):
                 self.created_schema = db.ensure_schema(self.engine, create=create)
+                if self.engine.dialect.name in ("mysql", "mariadb"):
+                    with self.engine.connect() as conn:
+                        packet = conn.exec_driver_sql("SELECT @@max_allowed_packet").scalar_one()
+                    self.limits = self.limits.capped(int(packet))
         except DatabaseError:
             self.engine.dispose()
             raise
@@ -162,9 +169,10 @@ class ConversationStore:
         ).all())
         blobs = BlobSink(conversation_id)
         message_ids = [new_id() for _ in msgs]
+        budgets = [Budget(i, self.limits) for i in range(len(msgs))]
         block_rows = [
-            block_row(b, conversation_id=conversation_id, message_id=mid, position=pos, blobs=blobs)
-            for mid, msg in zip(message_ids, msgs)
+            block_row(b, conversation_id=conversation_id, message_id=mid, position=pos, blobs=blobs, budget=budget)
+            for mid, msg, budget in zip(message_ids, msgs, budgets)
             for pos, b in enumerate(msg.content)
         ]
         block_ids: list[list[str]] = []
@@ -174,9 +182,12 @@ class ConversationStore:
         plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq,
                           block_ids=block_ids, known=known, prior_starts=prior)
         message_rows = [
-            message_row(m, conversation_id=conversation_id, seq=first_seq + i, window_start=start) | {"id": mid}
-            for i, (m, mid, start) in enumerate(zip(msgs, message_ids, plan.window_starts))
+            message_row(m, id=mid, conversation_id=conversation_id, seq=first_seq + i, window_start=start,
+                        budget=budget)
+            for i, (m, mid, start, budget) in enumerate(zip(msgs, message_ids, plan.window_starts, budgets))
         ]
+        for budget in budgets:
+            budget.check()
         self._insert_blobs(conn, conversation_id, blobs, fresh)
         conn.execute(messages_t.insert(), message_rows)
         if block_rows:

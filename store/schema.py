@@ -13,6 +13,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+import json
+
 import orjson
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql, postgresql
@@ -28,40 +30,122 @@ NAMING_CONVENTION = {
 }
 
 
+# PostgreSQL refuses NUL (U+0000) in text and in JSONB. Strings holding one (or starting
+# with MARK, so the scheme stays reversible) are stored as MARK + their JSON literal.
+MARK = "\U000f0000"
+
+
+def _escape(value: Any) -> Any:
+    if isinstance(value, str):
+        return MARK + json.dumps(value) if "\x00" in value or value.startswith(MARK) else value
+    if isinstance(value, dict):
+        return {_escape(k): _escape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_escape(v) for v in value]
+    return value
+
+
+def _unescape(value: Any) -> Any:
+    if isinstance(value, str):
+        return json.loads(value[len(MARK):]) if value.startswith(MARK) else value
+    if isinstance(value, dict):
+        return {_unescape(k): _unescape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unescape(v) for v in value]
+    return value
+
+
+def _dump(value: Any) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError as exc:
+        if "recursion" not in str(exc):
+            raise ValueError(f"cannot store as JSON: {exc}") from None
+    try:  # orjson stops at 255 levels of nesting
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (RecursionError, ValueError) as exc:
+        raise ValueError(f"cannot store as JSON: {exc}") from None
+
+
+class JSONText(str):
+    """JSON already serialized (and checked) before the write: bound as it is."""
+
+
 def dumps(value: Any) -> str:
-    return orjson.dumps(value).decode()
+    """JSON text for a JSON column, NUL-safe on every backend."""
+    if isinstance(value, JSONText):
+        return value
+    text = _dump(value)
+    if "\\u0000" in text or MARK in text:
+        text = _dump(_escape(value))
+    return text
+
+
+def loads(text: str | bytes) -> Any:
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:  # beyond orjson's nesting or integer range
+        value = json.loads(text)
+    if MARK in (text if isinstance(text, str) else text.decode()):
+        value = _unescape(value)
+    return value
 
 
 class JSONDocument(TypeDecorator[Any]):
-    """JSONB on PostgreSQL, JSON (LONGTEXT) on MariaDB/MySQL, TEXT on SQLite."""
+    """JSONB on PostgreSQL; LONGTEXT on MariaDB/MySQL and TEXT on SQLite, which take any
+    nesting depth (MariaDB's JSON type refuses more than 32 levels)."""
 
-    impl = sa.JSON
+    impl = sa.Text
     cache_ok = True
 
     def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
         if dialect.name == "postgresql":
+            # (de)serialized by the engine's json_serializer / json_deserializer: dumps / loads
             return dialect.type_descriptor(postgresql.JSONB(none_as_null=True))
-        if dialect.name == "sqlite":
-            # TEXT, not SQLite's JSON type name, whose NUMERIC affinity turns "12" into 12.
-            return dialect.type_descriptor(sa.Text())
-        return dialect.type_descriptor(sa.JSON(none_as_null=True))
+        if dialect.name in ("mysql", "mariadb"):
+            return dialect.type_descriptor(mysql.LONGTEXT())
+        return dialect.type_descriptor(sa.Text())
 
     def process_bind_param(self, value: Any, dialect: sa.Dialect) -> Any:
-        if dialect.name == "sqlite" and value is not None:
-            return dumps(value)
-        return value
+        if value is None or dialect.name == "postgresql":
+            return value
+        return str(dumps(value))
 
     def process_result_value(self, value: Any, dialect: sa.Dialect) -> Any:
-        if dialect.name == "sqlite" and value is not None:
-            return orjson.loads(value)
+        if value is None or dialect.name == "postgresql":
+            return value
+        return loads(value)
+
+
+class SafeText(TypeDecorator[str]):
+    """Text that may hold NUL characters, also on PostgreSQL."""
+
+    impl = sa.Text
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: sa.Dialect) -> str | None:
+        if value is not None and dialect.name == "postgresql" and ("\x00" in value or value.startswith(MARK)):
+            return MARK + json.dumps(value)
         return value
+
+    def process_result_value(self, value: str | None, dialect: sa.Dialect) -> str | None:
+        if value is not None and dialect.name == "postgresql" and value.startswith(MARK):
+            return json.loads(value[len(MARK):])
+        return value
+
+
+class SafeString(SafeText):
+    """A bounded string that may hold NUL characters, also on PostgreSQL."""
+
+    impl = sa.String
+    cache_ok = True
 
 
 Id = sa.Uuid(as_uuid=False)
-LongText = sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
+LongText = SafeText().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
 LongBlob = sa.LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
 Timestamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
-Name = sa.String(255)
+Name = SafeString(255)
 
 
 class Base(DeclarativeBase):
@@ -71,10 +155,13 @@ class Base(DeclarativeBase):
 
 class ConversationRow(Base):
     __tablename__ = "conversations"
+    __table_args__ = (sa.UniqueConstraint("namespace", "key"),)
 
     id: Mapped[str] = mapped_column(Id, primary_key=True)
-    namespace: Mapped[str] = mapped_column(sa.String(128), index=True)
-    title: Mapped[str | None] = mapped_column(sa.String(500))
+    namespace: Mapped[str] = mapped_column(SafeString(128), index=True)
+    key: Mapped[str | None] = mapped_column(Name)
+    """The caller's own name for the conversation (a session id), unique in the namespace."""
+    title: Mapped[str | None] = mapped_column(SafeString(500))
     source_format: Mapped[str | None] = mapped_column(sa.String(32))
     message_count: Mapped[int] = mapped_column(sa.Integer, default=0)
     """Also the sequence number the next message gets; appends lock this row."""
@@ -100,10 +187,10 @@ class MessageRow(Base):
     """Earliest seq a window that contains this message must start at to keep every
     tool result with its call (see ``store.links``)."""
     role: Mapped[str] = mapped_column(sa.String(16))
-    source_role: Mapped[str | None] = mapped_column(sa.String(64))
+    source_role: Mapped[str | None] = mapped_column(SafeString(64))
     name: Mapped[str | None] = mapped_column(Name)
     source_format: Mapped[str | None] = mapped_column(sa.String(32))
-    source_type: Mapped[str | None] = mapped_column(sa.String(64))
+    source_type: Mapped[str | None] = mapped_column(SafeString(64))
     external_id: Mapped[str | None] = mapped_column(Name)
     model: Mapped[str | None] = mapped_column(Name)
     created_at: Mapped[datetime | None]

@@ -19,7 +19,9 @@ depends_on: str | Sequence[str] | None = None
 # Frozen copies of store.schema's column types, so this file keeps meaning what it
 # meant when later revisions change the package.
 Id = sa.Uuid(as_uuid=False)
-Json = sa.JSON().with_variant(postgresql.JSONB(), "postgresql").with_variant(sa.Text(), "sqlite")
+# JSONB on PostgreSQL; elsewhere text that convstore (de)serializes itself (MariaDB's JSON type
+# refuses documents nested deeper than 32 levels).
+Json = sa.Text().with_variant(postgresql.JSONB(), "postgresql").with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
 LongText = sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
 LongBlob = sa.LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
 Timestamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
@@ -42,6 +44,7 @@ def upgrade() -> None:
         "conversations",
         sa.Column("id", Id, nullable=False),
         sa.Column("namespace", sa.String(128), nullable=False),
+        sa.Column("key", Name),
         sa.Column("title", sa.String(500)),
         sa.Column("source_format", sa.String(32)),
         sa.Column("message_count", sa.Integer(), nullable=False),
@@ -49,6 +52,7 @@ def upgrade() -> None:
         sa.Column("updated_at", Timestamp, nullable=False),
         sa.Column("metadata", Json),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_conversations")),
+        sa.UniqueConstraint("namespace", "key", name=op.f("uq_conversations_namespace_key")),
     )
     op.create_index(op.f("ix_conversations_namespace"), "conversations", ["namespace"])
 
