@@ -97,13 +97,15 @@ def block_row(block: Block, *, conversation_id: str, message_id: str, position: 
         row["blob_sha256"] = blobs.put(data, row["media_type"])
     elif data is not None:
         payload["data"] = data
-    row["payload"] = budget.json(where, blobs.externalize(payload, budget, where) or None)
+    if kind == "tool_result":  # the one kind whose payload can nest blocks with bytes
+        payload = blobs.externalize(payload, budget, where)
+    row["payload"] = budget.json(where, payload or None)
     return row
 
 
 def block_from_row(row: Mapping[str, Any], blobs: Mapping[str, bytes]) -> Block:
     fields: dict[str, Any] = dict(row["payload"] or {})
-    if blobs:
+    if blobs and row["kind"] == "tool_result":
         fields = _internalize(fields, blobs)
     kind = row["kind"]
     fields["kind"] = kind

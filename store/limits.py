@@ -33,7 +33,7 @@ class Limits:
 
 
 def _mb(n: int) -> str:
-    return f"{n / MiB:.1f} MiB"
+    return f"{n} bytes" if n < 10 * 1024 else f"{n / 1024:.0f} KiB" if n < 10 * MiB else f"{n / MiB:.1f} MiB"
 
 
 class Budget:

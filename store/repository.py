@@ -41,6 +41,7 @@ class ConversationInfo(BaseModel):
 
     id: str
     namespace: str
+    key: str | None
     title: str | None
     source_format: str | None
     message_count: int
@@ -120,6 +121,36 @@ class ConversationStore:
             })
             self._insert(conn, conversation_id, canonical, first_seq=0, fresh=True)
         return conversation_id
+
+    def conversation_for(self, key: str, *, title: str | None = None,
+                         metadata: dict[str, Any] | None = None) -> str:
+        """The id of the conversation named ``key`` (e.g. an agent's session id) in this
+        namespace, created empty if there is none. Safe when many writers ask at once:
+        they all get the same conversation."""
+        if (found := self._by_key(key)) is not None:
+            return found
+        conversation_id = new_id()
+        now = _now()
+        with db.database_errors(self.engine):
+            try:
+                with db.write_transaction(self.engine) as conn:
+                    conn.execute(conversations.insert(), {
+                        "id": conversation_id, "namespace": self.namespace, "key": key, "title": title,
+                        "source_format": None, "message_count": 0, "created_at": now, "updated_at": now,
+                        "metadata": metadata or None,
+                    })
+            except sa.exc.IntegrityError:
+                pass  # another writer created it first: theirs is the one
+        found = self._by_key(key)
+        assert found is not None
+        return found
+
+    def _by_key(self, key: str) -> str | None:
+        c = conversations
+        with self._connect() as conn:
+            return conn.execute(
+                sa.select(c.c.id).where(c.c.namespace == self.namespace, c.c.key == key)
+            ).scalar_one_or_none()
 
     def append(self, conversation_id: str, messages: Any, format: str | None = None) -> None:
         """Add ``messages`` to the end of a conversation, all or nothing.
@@ -291,7 +322,9 @@ class ConversationStore:
     def _blobs(self, conn: sa.Connection, conversation_id: str, block_rows: Sequence[Any],
                everything: bool = False) -> dict[str, bytes]:
         wanted = {r["blob_sha256"] for r in block_rows if r["blob_sha256"]}
-        wanted.update(ref for r in block_rows if r["payload"] for ref in blob_refs(r["payload"]))
+        wanted.update(
+            ref for r in block_rows if r["kind"] == "tool_result" and r["payload"] for ref in blob_refs(r["payload"])
+        )
         if not wanted:
             return {}
         query = sa.select(blobs_t.c.sha256, blobs_t.c.data).where(blobs_t.c.conversation_id == conversation_id)
@@ -378,7 +411,8 @@ class ConversationStore:
 
 def _info(row: Any) -> ConversationInfo:
     return ConversationInfo(
-        id=row["id"], namespace=row["namespace"], title=row["title"], source_format=row["source_format"],
+        id=row["id"], namespace=row["namespace"], key=row["key"], title=row["title"],
+        source_format=row["source_format"],
         message_count=row["message_count"], created_at=from_utc(row["created_at"], 0),
         updated_at=from_utc(row["updated_at"], 0),
         metadata=row["metadata"] or {},

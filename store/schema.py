@@ -59,7 +59,7 @@ def _dump(value: Any) -> str:
     try:
         return orjson.dumps(value).decode()
     except orjson.JSONEncodeError as exc:
-        if "recursion" not in str(exc):
+        if "recursion" not in str(exc).lower():
             raise ValueError(f"cannot store as JSON: {exc}") from None
     try:  # orjson stops at 255 levels of nesting
         return json.dumps(value, ensure_ascii=False, allow_nan=False)

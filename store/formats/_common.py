@@ -189,7 +189,8 @@ def carry(msg: Any, *, native: set[str], blocks: dict[int, Any] | None = None) -
     payload = msg.model_dump(mode="json", exclude_defaults=True, exclude={"content", "role", *native})
     if blocks:
         payload["blocks"] = [
-            {"at": at, "block": b.model_dump(mode="json", exclude_defaults=True) | {"kind": b.kind}}
+            # exclude_none, not exclude_defaults: nested blocks must keep their "kind"
+            {"at": at, "block": b.model_dump(mode="json", exclude_none=True)}
             for at, b in sorted(blocks.items())
         ]
     return payload or None

@@ -298,15 +298,24 @@ def to_canonical(data: Any) -> list[Message]:
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 
 
+_OPENAI_KEYS = {"role", "content", "name", "tool_calls", "tool_call_id", "refusal", "audio", "function_call"}
+_PART_TYPES = {"text", "refusal", "image_url", "input_audio", "file"}
+
+
+def _looks_like_message(m: Any) -> bool:
+    if not (isinstance(m, dict) and m.get("role") in _ROLES and m.keys() <= _OPENAI_KEYS):
+        return False
+    content = m.get("content")
+    return not isinstance(content, list) or all(isinstance(p, dict) and p.get("type") in _PART_TYPES for p in content)
+
+
 def looks_like(data: Any) -> bool:
-    """A list of dicts keyed by ``role`` with OpenAI roles and nothing of other schemas' own keys."""
+    """A list of OpenAI-keyed messages whose content parts are OpenAI part types."""
     try:
         msgs = message_list(data, NAME)
     except SchemaError:
         return False
-    return bool(msgs) and all(
-        isinstance(m, dict) and m.get("role") in _ROLES and "type" not in m for m in msgs
-    )
+    return bool(msgs) and all(_looks_like_message(m) for m in msgs)
 
 
 # --- from canonical --------------------------------------------------------------
@@ -377,14 +386,43 @@ def _tool_call_out(block: ToolCallBlock) -> dict[str, Any]:
     return _merge(call, block.extras, "function")
 
 
+# Which part types each role takes (images, audio and files only in user messages).
+_ROLE_PARTS = {
+    "system": {"text"}, "developer": {"text"}, "tool": {"text"},
+    "user": {"text", "image_url", "input_audio", "file"}, "assistant": {"text", "refusal"},
+}
+
+
+def _stand_in(block: Block) -> str:
+    if isinstance(block, (ImageBlock, AudioBlock, FileBlock)) or block.kind == "video":
+        ref = block.url or block.filename or block.file_id or f"{len(block.data or b'')} bytes inline"
+        return f"[{block.kind}{' ' + block.media_type if block.media_type else ''}: {ref}]"
+    return getattr(block, "text", None) or f"[{block.kind}]"
+
+
+def _parts_for(role: str, blocks: list[Block], index: int, losses: Losses) -> list[dict[str, Any]]:
+    """Parts for a message of ``role``: what the role does not take becomes a text stand-in."""
+    allowed = _ROLE_PARTS[role]
+    parts = []
+    for block in blocks:
+        part = _part_out(block, index, losses)
+        if part is None:
+            continue
+        if part["type"] not in allowed:
+            losses.add(index, block.kind, "approximated", f"OpenAI {role} messages take no {part['type']}: text stand-in")
+            part = {"type": "text", "text": _stand_in(block)}
+        parts.append(part)
+    return parts
+
+
 def _result_out(block: ToolResultBlock, index: int, msg: Message, losses: Losses) -> dict[str, Any]:
-    if isinstance(block.output, str):
-        content: Any = block.output
-    else:
-        content = [p for p in (_part_out(b, index, losses) for b in block.output) if p is not None]
+    content: Any = block.output
+    if not isinstance(block.output, str):
+        content = _parts_for("tool", block.output, index, losses)
     if block.is_error:
         losses.add(index, "tool_result.is_error", "approximated", "OpenAI tool results have no error flag")
-    if msg.source_role == "function" or block.extras.get(NAME, {}).get("content") == "null":
+    legacy = msg.source_format == NAME and msg.source_role == "function"
+    if legacy or block.extras.get(NAME, {}).get("content") == "null":
         null = block.extras.get(NAME, {}).get("content") == "null"
         return _merge({"role": "function", "name": block.name or "", "content": None if null else content}, msg.extras)
     return {"role": "tool", "tool_call_id": block.call_id, "content": content}
@@ -397,6 +435,7 @@ def _message_out(msg: Message, index: int, losses: Losses) -> list[dict[str, Any
     calls: list[dict[str, Any]] = []
     legacy: dict[str, Any] | None = None
     refusal: str | None = None
+    rest: list[Block] = []
     for block in msg.content:
         if isinstance(block, ToolResultBlock):
             out.append(_result_out(block, index, msg, losses))
@@ -408,19 +447,27 @@ def _message_out(msg: Message, index: int, losses: Losses) -> list[dict[str, Any
                 calls.append(_tool_call_out(block))
         elif isinstance(block, RefusalBlock) and block.extras.get(NAME, {}).get("field"):
             refusal = block.text
-        elif (part := _part_out(block, index, losses)) is not None:
-            parts.append(part)
-    if msg.role == "tool":
+        else:
+            rest.append(block)
+    if msg.role == "tool" and not rest:
         return out
+    role = "user" if msg.role == "tool" else _role(msg)
+    parts = _parts_for(role, rest, index, losses)
     _report_message_fields(msg, index, losses)
-    body = _body(msg, parts, calls, legacy, refusal, index, losses)
-    return out + [body]
+    if not (parts or calls or legacy or refusal is not None or NAME in msg.extras):
+        if msg.content:  # everything in it was dropped (reported above): no empty message
+            return out
+    return out + [_body(msg, parts, calls, legacy, refusal, index, losses)]
+
+
+def _role(msg: Message) -> str:
+    return msg.source_role if msg.source_role in ("system", "developer") and msg.role == "system" else msg.role
 
 
 def _body(msg: Message, parts: list[dict[str, Any]], calls: list[dict[str, Any]], legacy: Any,
           refusal: str | None, index: int, losses: Losses) -> dict[str, Any]:
     own = msg.extras.get(NAME, {})
-    role = msg.source_role if msg.source_role in ("system", "developer") and msg.role == "system" else msg.role
+    role = "user" if msg.role == "tool" else _role(msg)
     if role != "assistant" and calls:
         losses.add(index, "tool_calls", detail=f"a {role} message cannot call tools in OpenAI")
     if role in ("system", "developer", "user") and not parts and own.get("content") is None:

@@ -1,0 +1,277 @@
+"""Concurrent writers, crashes, hostile input and limits, on every backend."""
+
+import base64
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from store import ConversationStore
+from store.errors import ConvstoreError, InputError, SchemaError
+from store.limits import Limits
+from store.model import DataBlock, ImageBlock, Message, TextBlock, ToolCallBlock, ToolResultBlock
+from store.schema import MARK
+
+from .samples import OPENAI_CHAT, chat
+
+ROOT = Path(__file__).resolve().parents[1]
+WRITER = """
+import sys
+from store import ConversationStore
+url, namespace, cid, writer, appends = sys.argv[1:6]
+with ConversationStore(url, namespace=namespace) as s:
+    for i in range(int(appends)):
+        s.append(cid, [{"role": "user", "content": f"w{writer} a{i} m0"},
+                       {"role": "assistant", "content": f"w{writer} a{i} m1"}])
+"""
+
+
+def assert_contiguous_appends(store, cid, writers, appends):
+    msgs = store.load(cid)
+    assert len(msgs) == writers * appends * 2
+    texts = [m["content"] for m in msgs]
+    assert len(set(texts)) == len(texts)  # nothing duplicated
+    for i in range(0, len(texts), 2):  # each append landed as one run
+        assert texts[i].endswith(" m0") and texts[i + 1] == texts[i][:-2] + "m1"
+    for w in range(writers):  # each writer's appends in its own order
+        mine = [int(t.split()[1][1:]) for t in texts[::2] if t.startswith(f"w{w} ")]
+        assert mine == list(range(appends))
+    with store.engine.connect() as conn:
+        seqs = conn.execute(sa.text("SELECT seq FROM messages WHERE conversation_id = :c ORDER BY seq"),
+                            {"c": _id(store, cid)}).scalars().all()
+    assert seqs == list(range(len(texts)))
+
+
+def _id(store, cid):
+    return cid if store.engine.dialect.name == "postgresql" else cid.replace("-", "")
+
+
+def test_processes_appending_to_one_conversation(store, database_url):
+    writers, appends = 8, 200
+    cid = store.save([])
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, database_url, store.namespace, cid, str(w), str(appends)],
+                         cwd=ROOT, stderr=subprocess.PIPE, text=True)
+        for w in range(writers)
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+    assert_contiguous_appends(store, cid, writers, appends)
+
+
+def test_threads_appending_to_one_conversation(store):
+    writers, appends = 8, 40
+    cid = store.save([])
+
+    def write(w):
+        for i in range(appends):
+            store.append(cid, [{"role": "user", "content": f"w{w} a{i} m0"},
+                               {"role": "assistant", "content": f"w{w} a{i} m1"}])
+
+    with ThreadPoolExecutor(writers) as pool:
+        list(pool.map(write, range(writers)))
+    assert_contiguous_appends(store, cid, writers, appends)
+
+
+def test_same_key_from_many_writers_is_one_conversation(store):
+    with ThreadPoolExecutor(8) as pool:
+        ids = set(pool.map(lambda _: store.conversation_for("session-42"), range(16)))
+    assert len(ids) == 1
+    [info] = store.list_conversations()
+    assert info.key == "session-42" and info.id in ids
+
+
+def test_sqlite_readers_are_not_blocked_and_writers_wait(tmp_path):
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    with ConversationStore(url) as store:
+        cid = store.save(chat(3))
+        blocker = sa.create_engine(url)
+        with blocker.connect() as conn:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")  # another process holds the write lock
+            conn.exec_driver_sql("UPDATE conversations SET title = 'busy'")
+            started = time.monotonic()
+            assert len(store.load(cid)) == 3  # WAL: the reader does not wait
+            assert time.monotonic() - started < 1
+            writer = threading.Thread(target=store.append, args=(cid, chat(2)))
+            writer.start()
+            time.sleep(1.0)
+            assert writer.is_alive()  # waiting for the lock, not failing with "database is locked"
+            conn.exec_driver_sql("COMMIT")
+        writer.join(30)
+        blocker.dispose()
+        assert len(store.load(cid)) == 5
+
+
+def test_sqlite_settings(tmp_path):
+    with ConversationStore(f"sqlite:///{tmp_path / 'c.db'}") as store, store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 5000
+
+
+KILLED_IMPORT = """
+import sys
+from store import ConversationStore
+from store.model import Message, TextBlock
+url, namespace = sys.argv[1:3]
+msgs = [Message(role="user", content=[TextBlock(text="x" * 200)]) for _ in range(300_000)]
+with ConversationStore(url, namespace=namespace) as s:
+    print("writing", flush=True)
+    s.save(msgs, format="canonical")
+print("finished", flush=True)
+"""
+
+
+def test_sigkill_in_the_middle_of_an_import_leaves_nothing(store, database_url):
+    keep = store.save(chat(5))
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_IMPORT, database_url, store.namespace],
+                            cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "writing"
+    time.sleep(1.5)
+    assert proc.poll() is None, "the import finished before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+    deadline = time.monotonic() + 30
+    while True:  # the server may take a moment to notice the dead connection
+        try:
+            infos = store.list_conversations()
+            break
+        except ConvstoreError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+    assert [i.id for i in infos] == [keep]
+    assert len(store.load(keep)) == 5
+
+
+def test_invalid_900th_message_writes_nothing(store):
+    msgs = chat(899) + [{"role": "tool", "content": "no call id"}] + chat(100)
+    with pytest.raises(SchemaError, match="message 899"):
+        store.save(msgs)
+    assert store.list_conversations() == []
+
+
+# --- hostile and odd input ----------------------------------------------------------------
+
+ODD = [
+    "nul \x00 inside", "\x00", MARK + "looks escaped", MARK, "emoji 🧪🔥👩‍👩‍👧", "rtl \u202eevil\u202c \u200f",
+    "quotes ' \" `; DROP TABLE messages; --", "back\\slash \\u0000 not a nul", "", " ", "\ud7ff\ue000\uffff",
+]
+
+
+@pytest.mark.parametrize("text", ODD, ids=range(len(ODD)))
+def test_odd_text_round_trips_exactly(store, text):
+    deep = text
+    for i in range(40):
+        deep = [deep] if i % 2 else {"k": deep}
+    msg = Message(role="assistant", name=text[:200] or None, external_id=text[:200] or None, metadata={text: text},
+                  content=[TextBlock(text=text),
+                           ToolCallBlock(call_id=text[:200] + "id", name=text[:200] or "f", arguments={text: deep}),
+                           DataBlock(data={"nested": deep})])
+    result = Message(role="tool", content=[ToolResultBlock(call_id=text[:200] + "id", output=text)])
+    cid = store.save([msg, result], format="canonical")
+    assert store.load_messages(cid) == [msg, result]
+    record = store.get_tool_call(text[:200] + "id", conversation_id=cid)
+    assert record.arguments == {text: deep} and record.result == text
+
+
+def test_deeply_nested_arguments(store):
+    raw = "[" * 600 + "]" * 600
+    data = [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "deep", "type": "function", "function": {"name": "f", "arguments": raw}}]}]
+    cid = store.save(data)
+    assert store.load(cid) == data
+    assert store.get_tool_call("deep").arguments_raw == raw
+
+
+def test_ten_megabyte_string(store):
+    text = "🙂 ten megabytes " * (10 * 1024 * 1024 // 20)
+    cid = store.save([{"role": "user", "content": text}])
+    assert store.load(cid)[0]["content"] == text
+
+
+@pytest.mark.parametrize("where", ["text", "name", "arguments", "metadata"])
+def test_lone_surrogates_are_refused_and_nothing_is_written(store, where):
+    bad = "a\ud800b"
+    msg = Message(role="assistant", content=[TextBlock(text="fine")])
+    if where == "text":
+        msg.content[0].text = bad
+    elif where == "name":
+        msg.name = bad
+    elif where == "arguments":
+        msg.content.append(ToolCallBlock(call_id="c", name="f", arguments={"x": bad}))
+    else:
+        msg.metadata = {"x": bad}
+    with pytest.raises(InputError, match="message 1.*(surrogate|UTF-8)"):
+        store.save([Message(role="user", content=[TextBlock(text="ok")]), msg], format="canonical")
+    assert store.list_conversations() == []
+
+
+def test_overlong_names_are_refused(store):
+    msg = Message(role="user", name="n" * 256, content=[TextBlock(text="hi")])
+    with pytest.raises(InputError, match="message 0, name: 256 characters, the most this store takes is 255"):
+        store.save([msg], format="canonical")
+
+
+def test_limits_are_configurable_and_enforced_before_writing(database_url, namespace):
+    limits = Limits(max_message_bytes=10_000, max_blob_bytes=1_000)
+    with ConversationStore(database_url, namespace=namespace, limits=limits) as store:
+        cid = store.save(chat(2))
+        with pytest.raises(InputError, match=r"message 1, size: .* limit of 10000 bytes \(Limits.max_message_bytes\)"):
+            store.append(cid, [Message(role="user", content=[TextBlock(text="ok")]),
+                               Message(role="user", content=[TextBlock(text="x" * 20_000)])], format="canonical")
+        with pytest.raises(InputError, match=r"message 0, block 0 \(image\).*Limits.max_blob_bytes"):
+            store.append(cid, [Message(role="user", content=[ImageBlock(data=b"\x00" * 2_000, media_type="image/png")])],
+                         format="canonical")
+        assert len(store.load(cid)) == 2
+
+
+def test_fifty_megabyte_image(store):
+    data = os.urandom(50 * 1024 * 1024 * 3 // 4)
+    url = "data:image/png;base64," + base64.b64encode(data).decode()
+    msgs = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]}]
+    if store.engine.dialect.name in ("mysql", "mariadb") and store.limits.max_blob_bytes < len(data):
+        with pytest.raises(InputError, match="max_blob_bytes"):
+            store.save(msgs)
+        assert store.list_conversations() == []
+    else:
+        cid = store.save(msgs)
+        assert store.load(cid) == msgs
+
+
+# --- fuzzing -------------------------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+keys = st.sampled_from(["role", "content", "tool_calls", "tool_call_id", "name", "type", "text", "function",
+                        "id", "arguments", "image_url", "url", "refusal"])
+messageish = st.dictionaries(keys, json_values | st.sampled_from(["user", "assistant", "tool", "system", "text"]),
+                             max_size=5)
+
+
+def _mutations(draw_message):
+    return st.lists(st.one_of(messageish, st.sampled_from(OPENAI_CHAT)), max_size=5)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.one_of(json_values, _mutations(messageish)))
+def test_random_input_is_stored_or_refused_cleanly(store, data):
+    before = len(store.list_conversations())
+    try:
+        store.save(data)
+    except InputError:
+        assert len(store.list_conversations()) == before
