@@ -1,23 +1,489 @@
-"""The `autogen-core` format (not implemented yet: see issue 3)."""
+"""autogen-core LLM messages (``autogen_core.models.LLMMessage``), as a model context holds them.
+
+Reads a list of ``SystemMessage`` / ``UserMessage`` (text and ``{"data": <base64>}``
+images) / ``AssistantMessage`` (text or ``FunctionCall`` s, plus ``thought``) /
+``FunctionExecutionResultMessage``, or a model context's saved state
+(``{"messages": [...]}``). These messages have no ids, timestamps or extension
+field: what another format brings that they cannot hold is rendered as text
+where that makes sense and always reported.
+
+The models and block conversions here are shared with the ``autogen`` format,
+whose ``HandoffMessage.context`` holds these messages.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal, Union
 
-from ..model import Message
-from ._common import Losses
+from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
+
+from ..errors import SchemaError
+from ..model import (
+    AudioBlock,
+    Block,
+    CodeBlock,
+    CodeResultBlock,
+    DataBlock,
+    ErrorBlock,
+    FileBlock,
+    HandoffBlock,
+    ImageBlock,
+    Message,
+    ReasoningBlock,
+    RefusalBlock,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    UsageBlock,
+    VideoBlock,
+)
+from ._common import Losses, b64decode_exact, b64encode, dump_json, message_list, parse_json, validate
 
 NAME = "autogen-core"
-PLANNED = True  # remove once the adapter is implemented; the registry skips planned formats
 
 
-def looks_like(data: Any) -> bool:
-    return False
+class OpenModel(BaseModel):
+    """A schema model that keeps unknown keys (``model_extra``) for an exact round trip."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class FunctionCall(OpenModel):
+    id: str
+    arguments: str
+    name: str
+
+
+class FunctionExecutionResult(OpenModel):
+    content: str
+    name: str
+    call_id: str
+    is_error: bool | None = None
+
+
+class ImageData(OpenModel):
+    """``autogen_core.Image`` as it serializes: base64 image bytes (PNG once loaded)."""
+
+    data: str
+
+
+class SystemMessage(OpenModel):
+    content: str
+    type: Literal["SystemMessage"]
+
+
+class UserMessage(OpenModel):
+    content: str | list[str | ImageData]
+    source: str
+    type: Literal["UserMessage"]
+
+
+class AssistantMessage(OpenModel):
+    content: str | list[FunctionCall]
+    thought: str | None = None
+    source: str
+    type: Literal["AssistantMessage"]
+
+
+class FunctionExecutionResultMessage(OpenModel):
+    content: list[FunctionExecutionResult]
+    type: Literal["FunctionExecutionResultMessage"]
+
+
+_CLASSES = (SystemMessage, UserMessage, AssistantMessage, FunctionExecutionResultMessage)
+TYPES = frozenset(c.__name__ for c in _CLASSES)
+UNTYPED = "[unknown type]"  # brackets: pydantic's tag is left out of error paths
+
+
+class _Untyped(BaseModel):
+    """Where a message of no known ``type`` lands, so that the error names the ``type`` field."""
+
+    type: Literal[tuple(sorted(TYPES))]  # type: ignore[valid-type]
+
+
+def _tag(value: Any) -> str:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return kind if isinstance(kind, str) and kind in TYPES else UNTYPED
+
+
+LLMMessage = Annotated[
+    Union[(*(Annotated[c, Tag(c.__name__)] for c in _CLASSES), Annotated[_Untyped, Tag(UNTYPED)])],
+    Discriminator(_tag),
+]
+MESSAGES = TypeAdapter(list[LLMMessage])
+
+_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF87a", "image/gif"),
+          (b"GIF89a", "image/gif"), (b"BM", "image/bmp"))
+NO_RESULT = "[convstore: no result was recorded for this tool call]"
+
+
+def sniff(data: bytes) -> str | None:
+    """The image type of ``data`` by its magic bytes (autogen images carry no media type); only
+    these are written as images, since autogen decodes them with PIL and rejects what fails."""
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return next((kind for magic, kind in _MAGIC if data.startswith(magic)), None)
+
+
+def unknown(model: BaseModel, optional: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Shape notes for an exact round trip: unknown keys, and defaulted keys the input left out."""
+    notes: dict[str, Any] = {}
+    extra = model.__pydantic_extra__  # the attributes behind model_extra / model_fields_set: faster
+    if extra:
+        notes["fields"] = dict(extra)
+    if optional:
+        given = model.__pydantic_fields_set__
+        absent = [f for f in optional if f not in given]
+        if absent:
+            notes["absent"] = absent
+    return notes
+
+
+def finish(out: dict[str, Any], notes: dict[str, Any]) -> dict[str, Any]:
+    """``out`` with the unknown keys put back and the keys the source left out removed."""
+    for key in notes.get("absent", ()):
+        out.pop(key, None)
+    if notes.get("fields"):
+        out.update(notes["fields"])
+    return out
+
+
+# --- blocks, shared with the autogen format --------------------------------------------------
+
+
+def call_in(call: FunctionCall, fmt: str) -> ToolCallBlock:
+    arguments, error = parse_json(call.arguments)
+    notes = unknown(call)
+    return ToolCallBlock(call_id=call.id, name=call.name, arguments=arguments, arguments_raw=call.arguments,
+                         parse_error=error, extras={fmt: notes} if notes else {})
+
+
+def call_out(block: ToolCallBlock, fmt: str) -> dict[str, Any]:
+    arguments = block.arguments_raw if block.arguments_raw is not None else dump_json(block.arguments)
+    out = {"id": block.call_id, "arguments": arguments, "name": block.name}
+    return finish(out, block.extras.get(fmt, {}))
+
+
+def result_in(result: FunctionExecutionResult, fmt: str) -> ToolResultBlock:
+    notes = unknown(result, ("is_error",))
+    if result.is_error is None and "is_error" in result.model_fields_set:
+        notes["is_error"] = None
+    return ToolResultBlock(call_id=result.call_id, name=result.name, output=result.content,
+                           is_error=bool(result.is_error), extras={fmt: notes} if notes else {})
+
+
+def result_text(block: ToolResultBlock) -> tuple[str, bool]:
+    """A result's output as the one string autogen holds, and whether that lost parts of it."""
+    if isinstance(block.output, str):
+        return block.output, False
+    texts = [b.text for b in block.output if isinstance(b, (TextBlock, RefusalBlock))]
+    return "\n".join(texts), len(texts) != len(block.output) or len(texts) > 1
+
+
+def result_out(block: ToolResultBlock, name: str | None, fmt: str) -> dict[str, Any]:
+    notes = block.extras.get(fmt, {})
+    is_error = True if block.is_error else notes.get("is_error", False)
+    out = {"content": result_text(block)[0], "name": block.name or name or "", "call_id": block.call_id,
+           "is_error": is_error}
+    return finish(out, notes)
+
+
+def image_in(image: ImageData, fmt: str) -> ImageBlock:
+    data = b64decode_exact(image.data)
+    media_type = sniff(data) if data else None
+    notes = unknown(image)
+    if media_type is None:  # not an image type we know: written back as it came
+        notes["data"] = image.data
+    return ImageBlock(data=data, media_type=media_type, extras={fmt: notes} if notes else {})
+
+
+def image_out(block: ImageBlock, fmt: str) -> dict[str, Any] | None:
+    """``{"data": <base64>}``, or None when the image has no bytes autogen (PIL) can decode."""
+    notes = block.extras.get(fmt, {})
+    if notes.get("data") is not None:
+        return finish({"data": notes["data"]}, notes)
+    if block.data is None or sniff(block.data) is None:
+        return None
+    return finish({"data": b64encode(block.data)}, notes)
+
+
+_STAND_INS = {
+    RefusalBlock: lambda b: b.text,
+    ReasoningBlock: lambda b: b.text,
+    DataBlock: lambda b: b.data if isinstance(b.data, str) else dump_json(b.data),
+    CodeBlock: lambda b: f"```{b.language or ''}\n{b.code}\n```",
+    CodeResultBlock: lambda b: b.output if b.exit_code is None else f"[exit code {b.exit_code}]\n{b.output}",
+    ErrorBlock: lambda b: f"[error{' ' + b.code if b.code else ''}: {b.message}]",
+    HandoffBlock: lambda b: f"[handoff to {b.target}]",
+    ToolCallBlock: lambda b: f"[tool call {b.name} ({b.call_id}): {call_out(b, '')['arguments']}]",
+    ToolResultBlock: lambda b: f"[tool result of {b.name or 'call'} ({b.call_id}): {result_text(b)[0]}]",
+    UsageBlock: lambda b: None,
+}
+
+
+def stand_in(block: Block) -> str | None:
+    """A clear text rendering of a block the target cannot hold (None: nothing worth showing)."""
+    if isinstance(block, (ImageBlock, AudioBlock, VideoBlock, FileBlock)):
+        where = block.url or block.filename or block.file_id or block.media_type or "inline data"
+        return f"[{block.kind}: {where}]"
+    if isinstance(block, TextBlock):
+        return block.text
+    return _STAND_INS[type(block)](block)
+
+
+# --- to canonical ----------------------------------------------------------------------------
+
+
+def _note(model: BaseModel, optional: tuple[str, ...] = (), **shape: Any) -> dict[str, Any]:
+    notes = {**unknown(model, optional), **{k: v for k, v in shape.items() if v is not None}}
+    return {NAME: notes} if notes else {}
+
+
+def _system_in(m: SystemMessage) -> Message:
+    return Message(role="system", content=[TextBlock(text=m.content)], source_format=NAME,
+                   source_type=m.type, extras=_note(m))
+
+
+def _user_in(m: UserMessage) -> Message:
+    if isinstance(m.content, str):
+        blocks: list[Block] = [TextBlock(text=m.content)]
+    else:
+        blocks = [TextBlock(text=p) if isinstance(p, str) else image_in(p, NAME) for p in m.content]
+    form = "list" if isinstance(m.content, list) else None
+    return Message(role="user", name=m.source, content=blocks, source_format=NAME, source_type=m.type,
+                   extras=_note(m, content=form))
+
+
+def _assistant_in(m: AssistantMessage) -> Message:
+    blocks: list[Block] = [] if m.thought is None else [ReasoningBlock(text=m.thought)]
+    if isinstance(m.content, str):
+        if m.content or m.thought is None:  # "" beside a thought is autogen's "no text"
+            blocks.append(TextBlock(text=m.content))
+    else:
+        blocks.extend(call_in(c, NAME) for c in m.content)
+    form = "list" if m.content == [] else None
+    return Message(role="assistant", name=m.source, content=blocks, source_format=NAME, source_type=m.type,
+                   extras=_note(m, ("thought",), content=form))
+
+
+def _results_in(m: FunctionExecutionResultMessage) -> Message:
+    return Message(role="tool", content=[result_in(r, NAME) for r in m.content], source_format=NAME,
+                   source_type=m.type, extras=_note(m))
+
+
+_IN = {SystemMessage: _system_in, UserMessage: _user_in, AssistantMessage: _assistant_in,
+       FunctionExecutionResultMessage: _results_in}
+
+
+def messages_in(parsed: list[Any]) -> list[Message]:
+    """Canonical messages from validated LLM message models."""
+    return [_IN[type(m)](m) for m in parsed]
 
 
 def to_canonical(data: Any) -> list[Message]:
-    raise NotImplementedError(NAME)
+    """Validate autogen-core LLM messages (a list, or a model context ``{"messages": [...]}``)."""
+    return messages_in(validate(MESSAGES, message_list(data, NAME), NAME))
 
 
-def from_canonical(messages: list[Message], losses: Losses) -> Any:
-    raise NotImplementedError(NAME)
+def looks_like(data: Any) -> bool:
+    """A non-empty list of objects whose ``type`` is an LLM message class name."""
+    try:
+        msgs = message_list(data, NAME)
+    except SchemaError:
+        return False
+    return bool(msgs) and all(isinstance(m, dict) and m.get("type") in TYPES for m in msgs)
+
+
+# --- from canonical --------------------------------------------------------------------------
+
+_NOT_IN_CORE = ("external_id", "created_at", "model", "usage")
+# AgentChat events that are no model input: a streaming chunk repeats part of the message that
+# follows it; the others only steer the team.
+_NOT_IN_CONTEXT = frozenset({"ModelClientStreamingChunkEvent", "UserInputRequestedEvent",
+                             "SelectSpeakerEvent"})
+
+
+class _Writer:
+    """Writes one conversation; keeps the calls still waiting for results, because a model
+    client needs every call answered (FunctionExecutionResultMessage) before the next message."""
+
+    def __init__(self, messages: list[Message], losses: Losses) -> None:
+        self.losses = losses
+        self.out: list[dict[str, Any]] = []
+        self.pending: dict[str, tuple[str, int]] = {}  # call id -> (tool name, message index)
+        self.used: set[int] = set()  # ids of result blocks moved up to answer their call
+        self.results: dict[str, list[ToolResultBlock]] = {}
+        for msg in messages:
+            for block in msg.content:
+                if isinstance(block, ToolResultBlock):
+                    self.results.setdefault(block.call_id, []).append(block)
+
+    def message(self, msg: Message, index: int) -> None:
+        if msg.source_type in _NOT_IN_CONTEXT:
+            self.losses.add(index, "message", detail=f"an AgentChat {msg.source_type} is no model input")
+            return
+        self._report_fields(msg, index)
+        rest = [b for b in msg.content if not isinstance(b, ToolResultBlock)]
+        calls = [b for b in rest if isinstance(b, ToolCallBlock)]
+        own = {c.call_id for c in calls}
+        results = [b for b in msg.content if isinstance(b, ToolResultBlock) and id(b) not in self.used]
+        if before := [b for b in results if b.call_id not in own]:
+            self._results(before, msg, index)
+        if rest or msg.role != "tool":
+            self._rest(msg, rest, calls, index)
+        if after := [b for b in results if b.call_id in own and id(b) not in self.used]:
+            self._results(after, msg, index)  # results inside the calling message come after its calls
+
+    def _rest(self, msg: Message, rest: list[Block], calls: list[ToolCallBlock], index: int) -> None:
+        if msg.role == "assistant":
+            self._assistant(msg, rest, calls, index)
+            return
+        if calls:
+            self.losses.add(index, "tool_call", "approximated", f"a {msg.role} message cannot call tools; "
+                            "the calls become an AssistantMessage")
+        others = [b for b in rest if not isinstance(b, ToolCallBlock)]
+        if others or not calls:
+            self.flush()
+            write = self._system if msg.role == "system" else self._user
+            self.out.append(write(msg, others, index))
+        if calls:
+            self._assistant(msg, calls, calls, index)
+
+    def _report_fields(self, msg: Message, index: int) -> None:
+        for field in _NOT_IN_CORE:
+            if getattr(msg, field) is not None:
+                self.losses.add(index, field, detail="autogen-core messages have no such field")
+        if msg.metadata:
+            self.losses.add(index, "metadata", detail="autogen-core messages have no such field")
+        for fmt in msg.extras.keys() - {NAME}:
+            self.losses.add(index, f"extras.{fmt}", detail="fields of another format")
+
+    def _texts(self, blocks: list[Block], index: int, where: str) -> list[str]:
+        texts = []
+        written = [b.text for b in blocks if isinstance(b, TextBlock)]
+        for block in blocks:
+            if isinstance(block, CodeBlock) and any(block.code in t for t in written):
+                self.losses.add(index, "code", "approximated", "the code is in the message text already")
+                continue
+            text = stand_in(block)
+            if not isinstance(block, TextBlock):
+                action = "dropped" if text is None else "approximated"
+                how = "" if text is None else "; rendered as text"
+                self.losses.add(index, block.kind, action, f"{where} holds text only{how}")
+            if text is not None:
+                texts.append(text)
+        return texts
+
+    def _system(self, msg: Message, blocks: list[Block], index: int) -> dict[str, Any]:
+        notes = msg.extras.get(NAME, {})
+        if msg.name is not None:
+            self.losses.add(index, "name", detail="a SystemMessage has no source")
+        texts = self._texts(blocks, index, "a SystemMessage")
+        if len(texts) > 1:
+            self.losses.add(index, "content", "approximated", "several text parts joined into one")
+        return finish({"content": "\n".join(texts), "type": "SystemMessage"}, notes)
+
+    def _user(self, msg: Message, blocks: list[Block], index: int) -> dict[str, Any]:
+        notes = msg.extras.get(NAME, {})
+        parts: list[Any] = []
+        for block in blocks:
+            image = image_out(block, NAME) if isinstance(block, ImageBlock) else None
+            if image is not None:
+                parts.append(image)
+            else:
+                parts.extend(self._texts([block], index, "a UserMessage"))
+        if msg.role not in ("user", "system"):
+            self.losses.add(index, "role", "approximated", f"a {msg.role} message without tool results "
+                            "becomes a UserMessage")
+        single = len(parts) == 1 and isinstance(parts[0], str) and notes.get("content") != "list"
+        content = parts[0] if single else (parts if parts or notes.get("content") == "list" else "")
+        source = msg.name or msg.role
+        return finish({"content": content, "source": source, "type": "UserMessage"}, notes)
+
+    def _assistant(self, msg: Message, blocks: list[Block], calls: list[ToolCallBlock], index: int) -> None:
+        self.flush()
+        notes = msg.extras.get(NAME, {})
+        thoughts = [b for b in blocks if isinstance(b, ReasoningBlock)]
+        for r in thoughts:
+            if r.signature or r.redacted or r.data:
+                self.losses.add(index, "reasoning", detail="a thought is plain text (no signature or data)")
+        rest = [b for b in blocks if not isinstance(b, (ReasoningBlock, ToolCallBlock))]
+        texts = self._texts(rest, index, "an AssistantMessage")
+        thought = [r.text for r in thoughts]
+        if calls and any(texts):
+            self.losses.add(index, "text", "approximated", "text beside tool calls goes into thought")
+            thought += [t for t in texts if t]
+        elif len(texts) > 1:
+            self.losses.add(index, "content", "approximated", "several text parts joined into one")
+        if len(thoughts) > 1:
+            self.losses.add(index, "reasoning", "approximated", "reasoning parts joined in one thought")
+        content: Any = [call_out(c, NAME) for c in calls] if calls or notes.get("content") == "list" \
+            else "\n".join(texts)
+        out = {"content": content, "thought": "\n".join(thought) if thought else None,
+               "source": msg.name or "assistant", "type": "AssistantMessage"}
+        self.out.append(finish(out, notes))
+        self.pending = {c.call_id: (c.name, index) for c in calls}
+
+    def _results(self, blocks: list[ToolResultBlock], msg: Message, index: int) -> None:
+        answered = []
+        for block in blocks:
+            if id(block) in self.used:  # moved up by a flush meanwhile
+                continue
+            if block.call_id in self.pending:
+                answered.append(self._answer(block, index))
+            else:
+                self._emit_answers(answered)
+                answered = []
+                self.losses.add(index, "tool_result", "approximated", f"no call {block.call_id!r} waits "
+                                "for this result just before it; rendered as a UserMessage")
+                self.used.add(id(block))
+                self.flush()
+                self.out.append({"content": stand_in(block), "source": "tool", "type": "UserMessage"})
+        self._emit_answers(answered, msg.extras.get(NAME, {}))
+
+    def _answer(self, block: ToolResultBlock, index: int) -> dict[str, Any]:
+        name = self.pending.pop(block.call_id)[0]
+        self.used.add(id(block))
+        if result_text(block)[1]:
+            self.losses.add(index, "tool_result.output", "approximated", "a result is one string; "
+                            "only its text parts were kept")
+        if block.error:
+            self.losses.add(index, "tool_result.error", detail="results carry only is_error")
+        return result_out(block, name, NAME)
+
+    def _emit_answers(self, answered: list[dict[str, Any]], notes: dict[str, Any] | None = None) -> None:
+        if answered:
+            out = {"content": answered, "type": "FunctionExecutionResultMessage"}
+            self.out.append(finish(out, notes or {}))
+
+    def flush(self) -> None:
+        """Answer the calls still pending before another message: with their result from further
+        on (moved up), or with an error result saying there was none."""
+        if not self.pending:
+            return
+        answered = []
+        for call_id, (name, at) in list(self.pending.items()):
+            later = [b for b in self.results.get(call_id, ()) if id(b) not in self.used]
+            if later:
+                answered.append(self._answer(later[0], at))
+                self.losses.add(at, "tool_result", "approximated", f"the result of {call_id!r} was moved up "
+                                "to answer its call before the next message")
+            else:
+                self.pending.pop(call_id)
+                self.losses.add(at, "tool_result", "approximated", f"call {call_id!r} has no result "
+                                "before the next message; an error result says so")
+                answered.append({"content": NO_RESULT, "name": name, "call_id": call_id, "is_error": True})
+        self._emit_answers(answered)
+
+
+def messages_out(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
+    """Canonical messages as autogen-core LLM message dicts (also used for handoff contexts)."""
+    writer = _Writer(messages, losses)
+    for index, msg in enumerate(messages):
+        writer.message(msg, index)
+    return writer.out
+
+
+def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
+    """Canonical messages as autogen-core LLM message dicts, each call answered before the next message."""
+    return messages_out(messages, losses)

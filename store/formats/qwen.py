@@ -1,23 +1,628 @@
-"""The `qwen` format (not implemented yet: see issue 3)."""
+"""Qwen-Agent messages (``qwen_agent.llm.schema.Message``).
+
+Roles system/user/assistant/function; ``content`` (and ``reasoning_content``) a
+string or a list of ``ContentItem``s holding exactly one of text/image/file/audio/
+video; one ``function_call`` per message with JSON-string arguments; a free
+``extra`` dict, where qwen-agent keeps call ids as ``extra.function_id``.
+
+Import: the consecutive assistant messages of one speaker (reasoning, text, one
+message per parallel call: how qwen-agent writes a model turn) become ONE
+canonical assistant message; function messages become ``tool`` messages. Calls
+without ``function_id`` get stable synthesized ids, and a result without one
+answers the earliest unanswered call of its name. How a turn was split, and what
+the canonical fields do not hold, is kept in ``extras["qwen"]`` so that export
+gives the input back.
+
+Export: one call per message, results as function messages named after their
+call, ``extra.function_id`` = the call id unless convstore made it up. What Qwen
+cannot express travels in ``extra["convstore"]`` (reported as carried), and
+importing such messages restores it.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
-from ..model import Message
-from ._common import Losses
+import pydantic
+from pydantic import BaseModel, ConfigDict, TypeAdapter
+from typing_extensions import assert_never
+
+from ..errors import SchemaError
+from ..model import (
+    BLOCK, AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
+    ToolResultBlock, VideoBlock,
+)
+from ._common import (
+    CARRY_KEY, Losses, carry, data_uri, dump_json, message_list, parse_data_uri, parse_json, restore,
+    validate,
+)
 
 NAME = "qwen"
-PLANNED = True  # remove once the adapter is implemented; the registry skips planned formats
 
 
-def looks_like(data: Any) -> bool:
-    return False
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class ContentItem(_Open):
+    """Exactly one of the five fields (``text`` may be empty, the others not): :func:`_item_kind`
+    checks that outside pydantic, where a model validator would cost a third of the import time."""
+
+    text: str | None = None
+    image: str | None = None
+    file: str | None = None
+    audio: str | dict[str, Any] | None = None
+    video: str | list[Any] | None = None
+
+
+class FunctionCall(_Open):
+    name: str
+    arguments: str
+
+
+class QwenMessage(_Open):
+    role: Literal["system", "user", "assistant", "function"]
+    content: str | list[ContentItem] | None
+    reasoning_content: str | list[ContentItem] | None = None
+    name: str | None = None
+    function_call: FunctionCall | None = None
+    extra: dict[str, Any] | None = None
+
+
+class _Carried(_Open):
+    """Our own keys in ``extra["convstore"]``; the others are a :func:`_common.carry` payload."""
+
+    split: bool = False
+    """This message starts a new canonical message, though it would merge with the one before."""
+    join: bool = False
+    """This function message belongs to the canonical tool message of the one before."""
+    patch: dict[int, dict[str, Any]] = {}
+    """Position among this message's blocks -> the whole canonical block it stands for."""
+
+
+MESSAGES = TypeAdapter(list[QwenMessage])
+CARRIED = TypeAdapter(_Carried)
+_NOTHING_CARRIED = _Carried()
+_OWN_KEYS = frozenset({"split", "join", "patch"})
+
+Kind = Literal["reasoning", "content", "call"]
+_KINDS: dict[type, Kind] = {ToolCallBlock: "call", ReasoningBlock: "reasoning", TextBlock: "content"}
+_MEDIA: dict[str, type[ImageBlock | FileBlock | AudioBlock | VideoBlock]] = {
+    "image": ImageBlock, "file": FileBlock, "audio": AudioBlock, "video": VideoBlock,
+}
+_MEDIA_FIELD = {cls: name for name, cls in _MEDIA.items()}
+_NULLABLE = ("reasoning_content", "name", "function_call", "extra")
+
+
+def _own(**notes: Any) -> dict[str, Any]:
+    """The ``extras["qwen"]`` entry from notes, empty ones left out."""
+    kept = {k: v for k, v in notes.items() if v is not None and v is not False}
+    return {NAME: kept} if kept else {}
+
+
+def _of(thing: Block | Message) -> dict[str, Any]:
+    """``extras["qwen"]`` of a block or message, whatever other code put there."""
+    own = thing.extras.get(NAME) if thing.extras else None
+    return own if isinstance(own, dict) else {}
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _kind(block: Block) -> Kind:
+    """Where a block goes in a Qwen message: ``reasoning_content``, ``content`` or ``function_call``."""
+    kind = _KINDS.get(type(block))
+    return kind or ("reasoning" if _of(block).get("reasoning") else "content")
+
+
+def _layout(kinds: list[Kind]) -> list[int]:
+    """How qwen-agent splits one turn: reasoning alone, text and media together, one message per call."""
+    sizes, last = [0], None
+    for kind in kinds:
+        if sizes[-1] and (kind == "call" or kind != last):
+            sizes.append(0)
+        sizes[-1] += 1
+        last = kind
+    return sizes
+
+
+# --- to canonical --------------------------------------------------------------
+
+
+def _media_in(cls: type, value: str, extras: dict[str, Any]) -> Block:
+    decoded = parse_data_uri(value)
+    if decoded is None:
+        return cls(url=value, extras=extras)
+    return cls(media_type=decoded[0], data=decoded[1], extras=extras)
+
+
+def _item_kind(item: ContentItem) -> str | None:
+    """The one field an item holds, counted as qwen-agent counts; None for none or several."""
+    if item.text is not None:
+        return None if item.image or item.file or item.audio or item.video else "text"
+    given = [f for f in ("image", "file", "audio", "video") if getattr(item, f)]
+    return given[0] if len(given) == 1 else None
+
+
+def _item_in(item: ContentItem, kind: str, reasoning: bool) -> Block:
+    value = getattr(item, kind)
+    notes: dict[str, Any] = {"fields": item.model_extra or None, "reasoning": reasoning and kind != "text"}
+    if kind == "text":
+        return (ReasoningBlock if reasoning else TextBlock)(text=value, extras=_own(**notes))
+    if isinstance(value, str):
+        return _media_in(_MEDIA[kind], value, _own(**notes))
+    if kind == "audio" and isinstance(value.get("data"), str):  # {"data": <uri>, "format": "wav"}
+        rest = {k: v for k, v in value.items() if k != "data"}
+        return _media_in(AudioBlock, value["data"], _own(**notes, dict=rest))
+    return _MEDIA[kind](extras=_own(**notes, raw=value))  # video frames, or an audio dict without data
+
+
+def _items_in(value: str | list[ContentItem] | None, index: int, reasoning: bool = False,
+              ) -> tuple[list[Block], str | None]:
+    """Blocks, and the form of the field where the blocks alone do not say it."""
+    if value is None:
+        return [], "null"
+    if isinstance(value, str):
+        return [ReasoningBlock(text=value)] if reasoning else [TextBlock(text=value)] if value else [], None
+    blocks = []
+    for at, item in enumerate(value):
+        kind = _item_kind(item)
+        if kind is None:
+            where = f"{'reasoning_content' if reasoning else 'content'}[{at}]"
+            why = "exactly one of 'text', 'image', 'file', 'audio' or 'video' must be given"
+            raise SchemaError(NAME, [(index, where, why)])
+        blocks.append(_item_in(item, kind, reasoning))
+    plain = ReasoningBlock if reasoning else TextBlock  # only these would be written back as a string
+    single = len(blocks) == 1 and type(blocks[0]) is plain and not blocks[0].extras
+    return blocks, "list" if not blocks or single else None
+
+
+@dataclass
+class _Part:
+    """One Qwen message, converted."""
+
+    index: int
+    role: str
+    name: str | None
+    blocks: list[Block]
+    info: dict[str, Any]
+    carried: dict[str, Any] | None = None
+    split: bool = False
+    join: bool = False
+
+
+def _fields(m: QwenMessage) -> dict[str, Any] | None:
+    """Unknown keys, and known ones given as null: kept as they were."""
+    nulls = {f: None for f in _NULLABLE if getattr(m, f) is None and f in m.model_fields_set} \
+        if len(m.model_fields_set) > 2 else {}
+    return {**m.model_extra, **nulls} if m.model_extra or nulls else None
+
+
+def _problem(index: int, path: str, exc: Exception) -> SchemaError:
+    return SchemaError(NAME, [(index, path, (str(exc).splitlines() or [type(exc).__name__])[0])])
+
+
+def _carried_in(value: Any, index: int) -> tuple[_Carried, dict[str, Any]]:
+    try:
+        own = CARRIED.validate_python(value)
+    except pydantic.ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        path = ".".join(map(str, ("extra", CARRY_KEY, *err["loc"])))
+        raise SchemaError(NAME, [(index, path, err["msg"])]) from None
+    return own, {k: v for k, v in (own.model_extra or {}).items() if k not in _OWN_KEYS}
+
+
+def _patched(blocks: list[Block], patch: dict[int, dict[str, Any]], index: int) -> list[Block]:
+    for at, block in patch.items():
+        if 0 <= at < len(blocks):
+            try:
+                blocks[at] = BLOCK.validate_python(block)
+            except pydantic.ValidationError as exc:
+                raise _problem(index, f"extra.{CARRY_KEY}.patch.{at}", exc) from None
+    return blocks
+
+
+class _Reader:
+    """Converts one batch; keeps the calls still waiting for a result, by tool name."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, list[str]] = {}
+
+    def part(self, m: QwenMessage, raw: dict[str, Any], index: int) -> _Part:
+        extra = dict(m.extra) if m.extra is not None else None
+        function_id, own, carried = None, _NOTHING_CARRIED, None
+        if extra is not None:
+            answers = m.function_call is not None or m.role == "function"
+            if answers and isinstance(extra.get("function_id"), str):
+                function_id = extra.pop("function_id")
+            if CARRY_KEY in extra:
+                own, carried = _carried_in(extra.pop(CARRY_KEY), index)
+        info: dict[str, Any] = {
+            # an empty ``extra`` is only worth noting when it was empty in the source
+            "extra": extra if extra or (extra is not None and not m.extra) else None,
+            "fields": _fields(m),
+        }
+        if m.role == "function":
+            block = self._result(m, raw, index, function_id, info, own.patch)
+            return _Part(index, "tool", None, [block], {}, carried or None, own.split, own.join)
+        blocks, info["reasoning"] = _items_in(m.reasoning_content, index, reasoning=True) \
+            if m.reasoning_content is not None else ([], None)
+        content, info["content"] = _items_in(m.content, index)
+        blocks += content
+        if m.function_call is not None:
+            blocks.append(self._call(m.function_call, function_id, index))
+        if own.patch:
+            blocks = _patched(blocks, own.patch, index)
+        for block in blocks if m.function_call is not None or own.patch else ():
+            if isinstance(block, ToolCallBlock):
+                self.pending.setdefault(block.name, []).append(block.call_id)
+        info = {k: v for k, v in info.items() if v is not None}
+        return _Part(index, m.role, m.name, blocks, info, carried or None, own.split, own.join)
+
+    @staticmethod
+    def _call(fc: FunctionCall, function_id: str | None, index: int) -> ToolCallBlock:
+        arguments, error = parse_json(fc.arguments)
+        return ToolCallBlock(
+            call_id=function_id if function_id is not None else f"call_qwen_{index}",
+            name=fc.name, arguments=arguments, arguments_raw=fc.arguments, parse_error=error,
+            call_id_synthesized=function_id is None, extras=_own(fields=fc.model_extra or None),
+        )
+
+    def _result(self, m: QwenMessage, raw: dict[str, Any], index: int, function_id: str | None,
+                info: dict[str, Any], patch: dict[int, dict[str, Any]]) -> Block:
+        blocks, form = _items_in(m.content, index)
+        output = m.content if isinstance(m.content, str) else "" if m.content is None else blocks
+        # A function message has no place for reasoning or a call: keep them as given.
+        odd = {f: raw[f] for f in ("reasoning_content", "function_call") if raw.get(f) is not None}
+        if function_id is None and 0 not in patch:
+            call_id = self._answer(m.name) or f"call_qwen_{index}"
+        else:
+            call_id = function_id or f"call_qwen_{index}"
+        fields = {**(info["fields"] or {}), **odd} or None
+        block: Block = ToolResultBlock(call_id=call_id, name=m.name, output=output, extras=_own(
+            content="null" if form == "null" else None, extra=info["extra"], fields=fields,
+            no_id=function_id is None, anonymous=m.name is None,
+        ))
+        if patch:
+            block = _patched([block], patch, index)[0]
+        if function_id is not None or 0 in patch:
+            self._answered(getattr(block, "call_id", call_id), m.name)
+        return block
+
+    def _answer(self, name: str | None) -> str | None:
+        pending = self.pending.get(name or "")
+        return pending.pop(0) if pending else None
+
+    def _answered(self, call_id: str, name: str | None) -> None:
+        for key in ([name] if name in self.pending else []) + list(self.pending):
+            if call_id in self.pending[key]:
+                self.pending[key].remove(call_id)
+                return
+
+
+def _turn_extras(group: list[_Part]) -> dict[str, Any]:
+    """``extras["qwen"]`` of a merged assistant turn: its split, unless it is qwen-agent's own."""
+    sizes = [len(p.blocks) for p in group]
+    default = _layout([_kind(b) for p in group for b in p.blocks]) == sizes
+    if default and len(group) == 1:
+        return group[0].info
+    if default and not any(p.info for p in group):
+        return {}
+    return {"parts": [{"n": n, **p.info} for n, p in zip(sizes, group)]}
+
+
+def _message(group: list[_Part]) -> Message:
+    first = group[0]
+    own = _turn_extras(group) if first.role == "assistant" else first.info
+    # a carried source format (where the message came from before Qwen) wins over ours
+    source = None if first.carried and "source_format" in first.carried else NAME
+    msg = Message(role=first.role, name=first.name, content=[b for p in group for b in p.blocks],
+                  source_format=source, extras={NAME: own} if own else {})
+    if not first.carried:
+        return msg
+    try:
+        return restore(msg, first.carried)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise _problem(first.index, f"extra.{CARRY_KEY}", exc) from None
+
+
+def _merges(last: _Part, part: _Part) -> bool:
+    if part.role == "assistant":
+        return last.role == "assistant" and last.name == part.name and not part.split
+    return part.role == "tool" and last.role == "tool" and part.join
 
 
 def to_canonical(data: Any) -> list[Message]:
-    raise NotImplementedError(NAME)
+    """Validate Qwen-Agent messages and convert them to canonical ones."""
+    raw = message_list(data, NAME)
+    parsed = validate(MESSAGES, raw, NAME)
+    reader = _Reader()
+    groups: list[list[_Part]] = []
+    for index, (m, r) in enumerate(zip(parsed, raw)):
+        part = reader.part(m, r, index)
+        if groups and _merges(groups[-1][-1], part):
+            groups[-1].append(part)
+        else:
+            groups.append([part])
+    return [_message(group) for group in groups]
 
 
-def from_canonical(messages: list[Message], losses: Losses) -> Any:
-    raise NotImplementedError(NAME)
+_ROLES = frozenset({"system", "user", "assistant", "function"})
+_NOT_QWEN = frozenset({"type", "tool_calls", "tool_call_id", "refusal", "contents", "source"})
+
+
+def _qwen_items(content: Any) -> bool:
+    return not isinstance(content, list) or all(
+        isinstance(p, dict) and "type" not in p and any(f in p for f in ContentItem.model_fields)
+        for p in content
+    )
+
+
+def looks_like(data: Any) -> bool:
+    """Qwen roles and keys only, and something only Qwen writes: an ``extra`` dict or
+    ``ContentItem`` lists (items keyed by text/image/..., without ``type``)."""
+    try:
+        msgs = message_list(data, NAME)
+    except SchemaError:
+        return False
+    return bool(msgs) and all(
+        isinstance(m, dict) and m.get("role") in _ROLES and not m.keys() & _NOT_QWEN
+        and _qwen_items(m.get("content")) for m in msgs
+    ) and any("extra" in m or isinstance(m.get("content"), list) and m["content"] for m in msgs)
+
+
+# --- from canonical --------------------------------------------------------------
+
+
+def _item_out(block: Block) -> dict[str, Any] | None:
+    """A block as a ContentItem, or None when Qwen cannot hold it."""
+    own = _of(block)
+    if isinstance(block, (TextBlock, ReasoningBlock)):
+        item: dict[str, Any] = {"text": block.text}
+    elif isinstance(block, (ImageBlock, FileBlock, AudioBlock, VideoBlock)):
+        value = data_uri(block.media_type, block.data) if block.data is not None else block.url
+        if value is not None and isinstance(own.get("dict"), dict):
+            value = {"data": value, **own["dict"]}
+        value = own.get("raw") if value is None else value
+        if not value:
+            return None
+        item = {_MEDIA_FIELD[type(block)]: value}
+    else:
+        return None
+    return {**item, **_dict(own.get("fields"))}
+
+
+def _value_out(blocks: list[Block], form: Any, cls: type) -> Any:
+    if form == "null" and not blocks:
+        return None
+    if form != "list":
+        if not blocks and cls is TextBlock:
+            return ""
+        if len(blocks) == 1 and type(blocks[0]) is cls and not _of(blocks[0]).get("fields"):
+            return blocks[0].text
+    return [item for item in map(_item_out, blocks) if item is not None]
+
+
+def _exact(block: Block) -> bool:
+    """Whether the Qwen form of an expressible block gives it back whole on import."""
+    if block.extras and any(k != NAME for k in block.extras):
+        return False
+    match block:
+        case TextBlock():
+            return True
+        case ToolCallBlock():
+            return block.parse_error is None or block.arguments_raw is not None
+        case ReasoningBlock():
+            return block.signature is None and not block.redacted and block.data is None
+        case ImageBlock() | FileBlock() | AudioBlock() | VideoBlock():
+            inline = block.data is not None
+            return block.filename is None and block.file_id is None and (
+                block.url is None and block.media_type is not None if inline else block.media_type is None)
+        case ToolResultBlock():
+            return not block.is_error and block.error is None and (isinstance(block.output, str) or all(
+                _item_out(b) is not None and _exact(b) for b in block.output))
+    return True
+
+
+def _dump(block: Block) -> dict[str, Any]:
+    """A block as JSON, defaults left out but every ``kind`` kept (nested result blocks too)."""
+    dumped = block.model_dump(mode="json", exclude_defaults=True) | {"kind": block.kind}
+    if isinstance(block, ToolResultBlock) and isinstance(block.output, list):
+        dumped["output"] = [_dump(b) for b in block.output]
+    return dumped
+
+
+def _foreign(msg: Message) -> bool:
+    """Whether ``msg`` has message fields that Qwen has no place for."""
+    return bool(
+        msg.external_id is not None or msg.created_at is not None or msg.model is not None
+        or msg.usage is not None or msg.metadata or msg.source_type is not None or msg.source_role is not None
+        or any(k != NAME for k in msg.extras) or (msg.role == "tool" and msg.name is not None)
+    )
+
+
+_RANK: dict[Kind, int] = {"reasoning": 0, "content": 1, "call": 2}
+
+
+def _parts(marker: Any, blocks: list[Block]) -> list[tuple[int, dict[str, Any]]] | None:
+    """The recorded split of a turn, if it still fits its blocks (None: use qwen-agent's own)."""
+    if not isinstance(marker, list) or not all(isinstance(p, dict) and type(p.get("n")) is int and p["n"] >= 0
+                                               for p in marker) or sum(p["n"] for p in marker) != len(blocks):
+        return None
+    at = 0
+    for p in marker:
+        ranks = [_RANK[_kind(b)] for b in blocks[at:at + p["n"]]]
+        at += p["n"]
+        if ranks != sorted(ranks) or ranks.count(2) > 1:
+            return None
+    return [(p["n"], {k: v for k, v in p.items() if k != "n"}) for p in marker]
+
+
+@dataclass
+class _Out:
+    """One Qwen message being written, and what its ``extra["convstore"]`` will carry."""
+
+    body: dict[str, Any]
+    carried: dict[str, Any] = field(default_factory=dict)
+
+
+class _Writer:
+    def __init__(self, losses: Losses) -> None:
+        self.losses = losses
+        self.out: list[_Out] = []
+        self.calls: dict[str, tuple[str, bool]] = {}
+        """call id -> (tool name, id synthesized), for the results that follow."""
+
+    def message(self, msg: Message, index: int) -> None:
+        native: list[Block] = []
+        results: list[ToolResultBlock] = []
+        lost: dict[int, Block] = {}
+        for at, block in enumerate(msg.content):
+            if isinstance(block, ToolResultBlock):
+                results.append(block)
+            elif isinstance(block, ToolCallBlock) and msg.role != "assistant" and any(
+                    isinstance(b, ToolCallBlock) for b in native):
+                lost[at] = block  # outside the assistant's turn one call fits, on the message itself
+            elif isinstance(block, TextBlock) and not block.text and msg.source_format != NAME:
+                lost[at] = block  # Qwen's content "" is no block at all: only a carried "" comes back
+            elif type(block) in _KINDS or _item_out(block) is not None:
+                native.append(block)
+            else:
+                lost[at] = block
+        main: int | None
+        match msg.role:
+            case "assistant":
+                main = self._turn(msg, native, index)
+                self._results(results, index)
+            case "tool":
+                main = self._results(results, index)
+                if native:
+                    main = len(self.out) if main is None else main
+                    self.out.append(self._single("user", None, native, {}, index))
+                    self.losses.add(index, "content", "approximated", "what a tool message holds besides "
+                                    "results became a user message: a Qwen function message is one result")
+            case "system" | "user":
+                self._results(results, index)
+                main = len(self.out)
+                self.out.append(self._single(msg.role, msg.name, native, _of(msg), index))
+            case other:
+                assert_never(other)
+        if main is None and (lost or _foreign(msg)):
+            main = len(self.out)
+            self.out.append(_Out({"role": "user", "content": ""}))
+            self.losses.add(index, "message", "approximated",
+                            "an empty tool message became an empty user message")
+        if main is not None:
+            self._carry(msg, lost, main, index)
+
+    def _turn(self, msg: Message, native: list[Block], index: int) -> int:
+        own = _of(msg)
+        parts = _parts(own.get("parts"), native)
+        if parts is None:
+            sizes = _layout([_kind(b) for b in native])
+            flat = own if len(sizes) == 1 and "parts" not in own else {}
+            parts = list(zip(sizes, [flat] + [{}] * (len(sizes) - 1)))
+        start, at = len(self.out), 0
+        for n, info in parts:
+            self.out.append(self._single("assistant", msg.name, native[at:at + n], info, index))
+            at += n
+        prev = self.out[start - 1].body if start else None
+        if prev and prev["role"] == "assistant" and prev.get("name") == msg.name:
+            self.out[start].carried["split"] = True
+        return start
+
+    def _single(self, role: str, name: str | None, blocks: list[Block], info: dict[str, Any],
+                index: int) -> _Out:
+        reasoning: list[Block] = []
+        content: list[Block] = []
+        calls: list[Block] = []
+        for b in blocks:
+            match _kind(b):
+                case "reasoning":
+                    reasoning.append(b)
+                case "content":
+                    content.append(b)
+                case "call":
+                    calls.append(b)
+                case other:
+                    assert_never(other)
+        body: dict[str, Any] = {"role": role, "content": _value_out(content, info.get("content"), TextBlock)}
+        if reasoning or info.get("reasoning"):
+            body["reasoning_content"] = _value_out(reasoning, info.get("reasoning"), ReasoningBlock)
+        if name is not None:
+            body["name"] = name
+        extra = dict(info["extra"]) if isinstance(info.get("extra"), dict) else None
+        for call in calls[:1]:
+            assert isinstance(call, ToolCallBlock)
+            arguments = call.arguments_raw if call.arguments_raw is not None else dump_json(call.arguments)
+            fields = _dict(_of(call).get("fields"))
+            body["function_call"] = {"name": call.name, "arguments": arguments, **fields}
+            self.calls[call.call_id] = (call.name, call.call_id_synthesized)
+            if not call.call_id_synthesized:
+                extra = {**(extra or {}), "function_id": call.call_id}
+        if extra is not None:
+            body["extra"] = extra
+        body.update(_dict(info.get("fields")))
+        return self._patches(_Out(body), reasoning + content + calls[:1], index)
+
+    def _results(self, results: list[ToolResultBlock], index: int) -> int | None:
+        first = len(self.out) if results else None
+        for k, block in enumerate(results):
+            own = _of(block)
+            known = self.calls.get(block.call_id)
+            name = block.name or (known[0] if known and not own.get("anonymous") else None)
+            if isinstance(block.output, str):
+                content: Any = None if own.get("content") == "null" and not block.output else block.output
+            else:
+                content = [item for item in map(_item_out, block.output) if item is not None]
+            body: dict[str, Any] = {"role": "function", "content": content}
+            if name is not None:
+                body["name"] = name
+            extra = dict(own["extra"]) if isinstance(own.get("extra"), dict) else None
+            if not own.get("no_id") and not (known and known[1]):
+                extra = {**(extra or {}), "function_id": block.call_id}
+            if extra is not None:
+                body["extra"] = extra
+            body.update(_dict(own.get("fields")))
+            self.out.append(self._patches(_Out(body, {"join": True} if k else {}), [block], index))
+        return first
+
+    def _patches(self, out: _Out, blocks: list[Block], index: int) -> _Out:
+        for at, block in enumerate(blocks):
+            if not _exact(block):
+                out.carried.setdefault("patch", {})[at] = _dump(block)
+                self.losses.add(index, block.kind, "carried",
+                                f"what Qwen has no field for is kept in extra.{CARRY_KEY}")
+        return out
+
+    def _carry(self, msg: Message, lost: dict[int, Block], main: int, index: int) -> None:
+        if not (lost or _foreign(msg)):
+            return
+        base = msg.model_copy(update={"extras": {k: v for k, v in msg.extras.items() if k != NAME}})
+        payload = carry(base, native={"name", "source_format"} if msg.role != "tool" else {"source_format"},
+                        blocks=lost) or {}
+        for key, value in payload.items():
+            for what in ([f"content[{b['at']}] {b['block']['kind']}" for b in value] if key == "blocks"
+                         else [f"extras.{k}" for k in value] if key == "extras" else [key]):
+                self.losses.add(index, what, "carried",
+                                f"Qwen has no place for it; kept in extra.{CARRY_KEY}")
+        if payload and msg.source_format not in (None, NAME):
+            # provenance, not content: lets the source format read its own extras back as its own
+            payload["source_format"] = msg.source_format
+        self.out[main].carried.update(payload)
+
+    def finish(self) -> list[dict[str, Any]]:
+        for out in self.out:
+            if out.carried:
+                out.body["extra"] = {**(out.body.get("extra") or {}), CARRY_KEY: out.carried}
+        return [out.body for out in self.out]
+
+
+def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
+    """Canonical messages as Qwen-Agent message dicts (``Message(**d)`` accepts each)."""
+    writer = _Writer(losses)
+    for index, msg in enumerate(messages):
+        writer.message(msg, index)
+    return writer.finish()
