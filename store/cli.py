@@ -89,16 +89,17 @@ def import_(
             batches.append((name, read(data, format if format != "auto" else _detect(data, name))))
         except ConvstoreError as exc:
             raise InputError(f"{_display(name)}: {exc}") from None
-    with ctx.obj.store() as s, render.progress(len(batches), "importing", err) as advance:
+    total = sum(len(messages) for _, messages in batches)
+    with ctx.obj.store() as s, render.progress(total, "importing", err) as advance:
         for name, messages in batches:
             if conversation:
-                s.append(conversation, messages, format="canonical")
+                s.append(conversation, messages, format="canonical", progress=advance)
                 cid = conversation
             else:
                 source = messages[0].source_format if messages else None
-                cid = s.save(messages, format="canonical", title=title or Path(name).stem, source_format=source)
+                cid = s.save(messages, format="canonical", title=title or Path(name).stem,
+                             source_format=source, progress=advance)
             out.print(cid, highlight=False)
-            advance()
 
 
 def _display(name: str) -> str:

@@ -63,11 +63,15 @@ def _lookup(store: ConversationStore, conversation_id: str, console: Console) ->
 
 
 def _replay(store: ConversationStore, source: str, conversation_id: str, console: Console) -> None:
-    table = Table("target", "items", "lossless", "what did not fit", title=f"\n3. replayed the {source} sample in every format")
+    table = Table("target", "messages", "carried", "approximated", "dropped",
+                  title=f"\n3. replayed the {source} sample in every format (fields per kind of loss)")
     for target in FORMATS:
         losses: list[Loss] = []
         value = store.load(conversation_id, format=target, on_loss=losses.append)
         items = value.get("messages", value) if isinstance(value, dict) else value
-        fields = sorted({loss.field for loss in losses})
-        table.add_row(target, str(len(items)), "yes" if not losses else "no", ", ".join(fields)[:60])
+        counts = {action: sum(1 for loss in losses if loss.action == action)
+                  for action in ("carried", "approximated", "dropped")}
+        table.add_row(target, str(len(items)), *(str(n) if n else "-" for n in counts.values()))
     console.print(table)
+    console.print("carried: kept in the target's extension field, restored when read back; "
+                  "`convstore export --strict` refuses any other loss.")

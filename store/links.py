@@ -55,7 +55,7 @@ def earliest_open_call(messages: Sequence[Message], known: Mapping[str, KnownCal
     return min(seqs, default=None)
 
 
-def plan(messages: Sequence[Message], *, conversation_id: str, first_seq: int,
+def plan(messages: Sequence[Message], *, conversation_id: str, first_seq: int, index_base: int = 0,
          block_ids: Sequence[Sequence[str]], known: Mapping[str, KnownCall],
          prior_starts: Mapping[int, int]) -> LinkPlan:
     """New link rows, updates of stored calls answered now, and each message's window start.
@@ -72,7 +72,7 @@ def plan(messages: Sequence[Message], *, conversation_id: str, first_seq: int,
         for block, block_id in zip(msg.content, block_ids[offset]):
             if block.kind == "tool_call":
                 if block.call_id in new_calls or block.call_id in known:
-                    raise DuplicateToolCallError(block.call_id, offset)
+                    raise DuplicateToolCallError(block.call_id, index_base + offset)
                 row = {
                     "id": new_id(), "conversation_id": conversation_id, "call_id": block.call_id,
                     "name": block.name, "status": "pending", "call_block_id": block_id,

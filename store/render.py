@@ -22,7 +22,7 @@ STATUS_STYLE = {"pending": "yellow", "answered": "green", "error": "red"}
 @contextmanager
 def progress(total: int, label: str, console: Console) -> Iterator[Callable[[int], None]]:
     """A progress bar on a terminal; nothing at all when output is piped."""
-    if not console.is_terminal or total <= 1:
+    if not console.is_terminal or total < 1000:
         yield lambda n=1: None
         return
     columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())

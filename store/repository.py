@@ -28,6 +28,8 @@ from .schema import BlobRow, BlockRow, ConversationRow, MessageRow, ToolCallRow
 
 DEFAULT_URL = "sqlite:///convstore.db"
 DEFAULT_NAMESPACE = "default"
+CHUNK = 5000
+"""Messages per insert round within one write transaction."""
 
 conversations = ConversationRow.__table__
 messages_t = MessageRow.__table__
@@ -106,8 +108,11 @@ class ConversationStore:
     # --- writes ------------------------------------------------------------------
 
     def save(self, messages: Any, format: str | None = None, *, title: str | None = None,
-             metadata: dict[str, Any] | None = None, source_format: str | None = None) -> str:
-        """Store ``messages`` (in ``format``) as a new conversation and return its id."""
+             metadata: dict[str, Any] | None = None, source_format: str | None = None,
+             progress: Callable[[int], None] | None = None) -> str:
+        """Store ``messages`` (in ``format``) as a new conversation and return its id.
+
+        ``progress(n)`` is called as each chunk of ``n`` messages is written."""
         fmt = format or self.format
         canonical = self._read(messages, fmt)
         source_format = source_format or (fmt if fmt != "canonical" else None)
@@ -119,7 +124,7 @@ class ConversationStore:
                 "source_format": source_format, "message_count": 0, "created_at": now, "updated_at": now,
                 "metadata": metadata or None,
             })
-            self._insert(conn, conversation_id, canonical, first_seq=0, fresh=True)
+            self._insert(conn, conversation_id, canonical, first_seq=0, fresh=True, progress=progress)
         return conversation_id
 
     def conversation_for(self, key: str, *, title: str | None = None,
@@ -152,7 +157,8 @@ class ConversationStore:
                 sa.select(c.c.id).where(c.c.namespace == self.namespace, c.c.key == key)
             ).scalar_one_or_none()
 
-    def append(self, conversation_id: str, messages: Any, format: str | None = None) -> None:
+    def append(self, conversation_id: str, messages: Any, format: str | None = None, *,
+               progress: Callable[[int], None] | None = None) -> None:
         """Add ``messages`` to the end of a conversation, all or nothing.
 
         Concurrent appends to one conversation are serialized: each lands as one
@@ -167,7 +173,7 @@ class ConversationStore:
             ).scalar_one_or_none() if _valid_id(conversation_id) else None
             if count is None:
                 raise ConversationNotFoundError(conversation_id, self.namespace)
-            self._insert(conn, conversation_id, canonical, first_seq=count, fresh=False)
+            self._insert(conn, conversation_id, canonical, first_seq=count, fresh=False, progress=progress)
 
     def delete(self, conversation_id: str) -> None:
         """Delete a conversation and everything stored with it."""
@@ -189,9 +195,17 @@ class ConversationStore:
             yield conn
 
     def _insert(self, conn: sa.Connection, conversation_id: str, msgs: Sequence[Message], *,
-                first_seq: int, fresh: bool) -> None:
-        if not msgs:
-            return
+                first_seq: int, fresh: bool, progress: Callable[[int], None] | None = None) -> None:
+        """Insert in chunks (bounded memory, progress to report), all in the caller's transaction."""
+        for start in range(0, len(msgs), CHUNK):
+            chunk = msgs[start:start + CHUNK]
+            self._insert_chunk(conn, conversation_id, chunk, first_seq=first_seq + start,
+                               fresh=fresh and start == 0, index_base=start)
+            if progress is not None:
+                progress(len(chunk))
+
+    def _insert_chunk(self, conn: sa.Connection, conversation_id: str, msgs: Sequence[Message], *,
+                      first_seq: int, fresh: bool, index_base: int) -> None:
         known = {} if fresh else self._known_calls(conn, conversation_id, links.referenced_call_ids(msgs))
         lo = links.earliest_open_call(msgs, known)
         prior = {} if lo is None else dict(conn.execute(
@@ -200,7 +214,7 @@ class ConversationStore:
         ).all())
         blobs = BlobSink(conversation_id)
         message_ids = [new_id() for _ in msgs]
-        budgets = [Budget(i, self.limits) for i in range(len(msgs))]
+        budgets = [Budget(index_base + i, self.limits) for i in range(len(msgs))]
         block_rows = [
             block_row(b, conversation_id=conversation_id, message_id=mid, position=pos, blobs=blobs, budget=budget)
             for mid, msg, budget in zip(message_ids, msgs, budgets)
@@ -210,7 +224,7 @@ class ConversationStore:
         it = iter(block_rows)
         for msg in msgs:
             block_ids.append([next(it)["id"] for _ in msg.content])
-        plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq,
+        plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
                           block_ids=block_ids, known=known, prior_starts=prior)
         message_rows = [
             message_row(m, id=mid, conversation_id=conversation_id, seq=first_seq + i, window_start=start,

@@ -254,3 +254,17 @@ def test_namespaces_are_isolated(store, database_url):
         assert other.find_tool_calls(conversation_id=mine) == []
     assert store.get_tool_call("call_3").conversation_id == mine
     assert len(store.load(mine)) == 2
+
+
+def test_chunked_writes_link_across_chunks_and_report_the_right_index(store, monkeypatch):
+    import store.repository as repository
+
+    monkeypatch.setattr(repository, "CHUNK", 3)
+    msgs = chat(20)
+    seen = []
+    cid = store.save(msgs, progress=seen.append)
+    assert seen == [3, 3, 3, 3, 3, 3, 2] and store.load(cid) == msgs
+    assert store.load(cid, last=1) == msgs[-1:] or store.load(cid, last=1)[0]["role"] == "assistant"
+    assert all(r.status == "answered" for r in store.find_tool_calls(conversation_id=cid))
+    with pytest.raises(DuplicateToolCallError, match="message 7"):
+        store.save(chat(7) + tool_turn(0))
