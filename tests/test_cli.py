@@ -74,3 +74,39 @@ def test_bad_input_names_file_index_and_field_and_writes_nothing(tmp_path, datab
 def test_unreachable_database():
     result = run("list", db="postgresql://nobody@127.0.0.1:1/none")
     assert result.returncode == 1 and "cannot open" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_import_every_sample_with_auto_detection(database_url):
+    from store.demo import samples
+
+    folder = ROOT / "store" / "samples"
+    names = list(samples())
+    result = run("import", *(str(folder / f"{n}.json") for n in names), db=database_url)
+    assert result.returncode == 0, result.stderr
+    ids = result.stdout.split()
+    assert len(ids) == len(names)
+    for name, cid in zip(names, ids):
+        exported = run("export", cid, "--format", name, db=database_url)
+        assert exported.returncode == 0, exported.stderr
+        assert json.loads(exported.stdout) == samples()[name], name
+
+
+def test_convert_reports_losses_on_stderr_and_strict_fails(tmp_path):
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(OPENAI_CHAT))
+    loose = run("convert", str(source), "--to", "anthropic")
+    assert loose.returncode == 0 and "loss:" in loose.stderr and json.loads(loose.stdout)["messages"]
+    strict = run("convert", str(source), "--to", "anthropic", "--strict")
+    assert strict.returncode == 1 and "would lose" in strict.stderr
+
+
+def test_readme_demo_command_runs_verbatim_on_a_fresh_clone(tmp_path):
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    readme = (ROOT / "README.md").read_text()
+    demo = re.findall(r"^python3 -m venv .*convstore demo$", readme, flags=re.M)[0]
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    result = subprocess.run(demo, shell=True, cwd=clone, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "replayed" in result.stdout

@@ -268,3 +268,17 @@ def test_chunked_writes_link_across_chunks_and_report_the_right_index(store, mon
     assert all(r.status == "answered" for r in store.find_tool_calls(conversation_id=cid))
     with pytest.raises(DuplicateToolCallError, match="message 7"):
         store.save(chat(7) + tool_turn(0))
+
+
+@pytest.mark.parametrize("name", ["openai", "anthropic", "qwen", "autogen", "autogen-core", "agentscope",
+                                  "agentscope2", "agent-framework", "docent"])
+def test_every_format_round_trips_through_the_database(store, name):
+    from store import FORMATS
+    from store.demo import samples
+
+    if name not in FORMATS:
+        pytest.skip(f"{name} is not implemented")
+    data = samples()[name]
+    cid = store.save(copy.deepcopy(data), format=name)
+    assert store.load(cid, format=name) == data
+    assert len(store.find_tool_calls(conversation_id=cid)) > 0
