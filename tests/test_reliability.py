@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from store import ConversationStore
+from store.demo import samples
 from store.errors import ConvstoreError, InputError, SchemaError
 from store.limits import Limits
 from store.model import DataBlock, ImageBlock, Message, TextBlock, ToolCallBlock, ToolResultBlock
@@ -28,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WRITER = """
 import sys
 from store import ConversationStore
+from store.demo import samples
 url, namespace, cid, writer, appends = sys.argv[1:6]
 with ConversationStore(url, namespace=namespace) as s:
     for i in range(int(appends)):
@@ -123,6 +125,7 @@ def test_sqlite_settings(tmp_path):
 KILLED_IMPORT = """
 import sys
 from store import ConversationStore
+from store.demo import samples
 from store.model import Message, TextBlock
 url, namespace = sys.argv[1:3]
 msgs = [Message(role="user", content=[TextBlock(text="x" * 200)]) for _ in range(300_000)]
@@ -257,21 +260,46 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
 )
-keys = st.sampled_from(["role", "content", "tool_calls", "tool_call_id", "name", "type", "text", "function",
-                        "id", "arguments", "image_url", "url", "refusal"])
-messageish = st.dictionaries(keys, json_values | st.sampled_from(["user", "assistant", "tool", "system", "text"]),
-                             max_size=5)
+def _mutate(value, draw):
+    """One random change somewhere inside a JSON value: drop a key, retype a value, add junk."""
+    if isinstance(value, dict) and value and draw(st.booleans()):
+        key = draw(st.sampled_from(sorted(value, key=str)))
+        choice = draw(st.integers(0, 2))
+        if choice == 0:
+            return {k: v for k, v in value.items() if k != key}
+        if choice == 1:
+            return {**value, key: draw(json_values)}
+        return {**value, key: _mutate(value[key], draw)}
+    if isinstance(value, list) and value and draw(st.booleans()):
+        i = draw(st.integers(0, len(value) - 1))
+        return [*value[:i], _mutate(value[i], draw), *value[i + 1:]]
+    if isinstance(value, dict):
+        return {**value, draw(st.text(max_size=6)): draw(json_values)}
+    return draw(json_values)
 
 
-def _mutations(draw_message):
-    return st.lists(st.one_of(messageish, st.sampled_from(OPENAI_CHAT)), max_size=5)
+SAMPLES = samples()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.one_of(json_values, _mutations(messageish)))
-def test_random_input_is_stored_or_refused_cleanly(store, data):
+@st.composite
+def mutated_samples(draw):
+    found = SAMPLES
+    name = draw(st.sampled_from(sorted(found)))
+    data = found[name]
+    for _ in range(draw(st.integers(1, 3))):
+        data = _mutate(data, draw)
+    return name, data
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=st.one_of(mutated_samples(), st.tuples(st.sampled_from(["openai", "auto", "qwen", "docent"]),
+                                                   json_values)))
+def test_random_input_is_stored_or_refused_cleanly(store, case):
+    """Random JSON and random mutations of every format's sample: stored, or refused with the
+    store's own error and nothing written; never another exception."""
+    format, data = case
     before = len(store.list_conversations())
     try:
-        store.save(data)
+        store.save(data, format=format)
     except InputError:
         assert len(store.list_conversations()) == before
