@@ -110,3 +110,90 @@ def test_readme_demo_command_runs_verbatim_on_a_fresh_clone(tmp_path):
     result = subprocess.run(demo, shell=True, cwd=clone, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "replayed" in result.stdout
+
+
+def test_json_lines_stdin_append_last_output_show_and_tool_calls(tmp_path, database_url):
+    lines = "\n".join(json.dumps(m) for m in OPENAI_CHAT[:5])
+    first = run("import", "-", "--format", "auto", db=database_url, input=lines)
+    assert first.returncode == 0, first.stderr
+    cid = first.stdout.strip()
+    rest = tmp_path / "rest.json"
+    rest.write_text(json.dumps({"messages": OPENAI_CHAT[5:]}))
+    appended = run("import", str(rest), "--conversation", cid, db=database_url)
+    assert appended.returncode == 0 and appended.stdout.strip() == cid
+    out = tmp_path / "out.json"
+    assert run("export", cid, "--format", "openai", "-o", str(out), db=database_url).returncode == 0
+    assert json.loads(out.read_text()) == OPENAI_CHAT
+    window = json.loads(run("export", cid, "--format", "openai", "--last", "5", db=database_url).stdout)
+    assert window == OPENAI_CHAT[3:]  # widened back to the call of the results inside it
+    shown = run("show", cid, db=database_url)
+    assert shown.returncode == 0 and "get_weather" in shown.stdout and "Sunny, 21C" in shown.stdout
+    assert max(len(line) for line in shown.stdout.splitlines()) <= 80
+    calls = json.loads(run("tool-calls", "--status", "pending", "--conversation", cid, "--json", db=database_url).stdout)
+    assert [c["call_id"] for c in calls] == ["call_bad"]
+    table = run("tool-calls", "--name", "get_weather", db=database_url)
+    assert "call_kyoto" in table.stdout and "call_paris" in table.stdout
+    listing = json.loads(run("list", "--json", db=database_url).stdout)
+    assert any(c["id"] == cid and c["message_count"] == len(OPENAI_CHAT) for c in listing)
+
+
+def test_python_dash_m_store_and_convert_to_file(tmp_path):
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(OPENAI_CHAT))
+    target = tmp_path / "qwen.json"
+    result = subprocess.run([sys.executable, "-m", "store", "convert", str(source), "--to", "qwen", "-o", str(target)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    back = run("convert", str(target), "--from", "qwen", "--to", "openai")
+    assert json.loads(back.stdout) == OPENAI_CHAT
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("{not json", "invalid JSON at line 1"),
+    ("", "empty input"),
+    ('[{"foo": 1}]', "cannot tell the format"),
+])
+def test_bad_files(tmp_path, content, message):
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    result = run("convert", str(bad), "--to", "openai")
+    assert result.returncode == 1 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_db_commands_and_an_outdated_database(empty_database_url):
+    assert "current: none" in run("db", "current", db=empty_database_url).stdout
+    assert run("db", "upgrade", db=empty_database_url).returncode == 0
+    assert "current: 0001" in run("db", "current", db=empty_database_url).stdout
+    assert run("db", "downgrade", "base", db=empty_database_url).returncode == 0
+    engine = __import__("store.db", fromlist=["x"]).create_engine(empty_database_url)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE conversations (id INTEGER PRIMARY KEY)")
+    engine.dispose()
+    result = run("list", db=empty_database_url)
+    assert result.returncode == 1 and "db upgrade" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_progress_bar_on_a_terminal_only(tmp_path):
+    big = tmp_path / "big.jsonl"
+    big.write_text("\n".join(json.dumps({"role": "user", "content": f"m{i}"}) for i in range(12000)))
+    db = f"sqlite:///{tmp_path / 'p.db'}"
+    piped = run("import", str(big), "--format", "openai", db=db)
+    assert piped.returncode == 0 and "importing" not in piped.stderr
+    import pty  # a pseudo-terminal: what a person at a terminal sees
+
+    env = {**os.environ, "COLUMNS": "100"}
+    env.pop("CONVSTORE_DB", None)
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(str(CONVSTORE), [str(CONVSTORE), "--db", db, "import", str(big), "--format", "openai"], env)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.waitpid(pid, 0)
+    assert b"importing" in output
