@@ -105,13 +105,22 @@ def test_sqlite_readers_are_not_blocked_and_writers_wait(tmp_path):
             started = time.monotonic()
             assert len(store.load(cid)) == 3  # WAL: the reader does not wait
             assert time.monotonic() - started < 1
-            writer = threading.Thread(target=store.append, args=(cid, chat(2)))
+            errors = []
+
+            def append():
+                try:
+                    store.append(cid, [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])
+                except Exception as exc:  # noqa: BLE001 - reported by the assert below
+                    errors.append(exc)
+
+            writer = threading.Thread(target=append)
             writer.start()
             time.sleep(1.0)
             assert writer.is_alive()  # waiting for the lock, not failing with "database is locked"
             conn.exec_driver_sql("COMMIT")
-        writer.join(30)
+        writer.join(60)
         blocker.dispose()
+        assert not errors and not writer.is_alive()
         assert len(store.load(cid)) == 5
 
 

@@ -62,6 +62,8 @@ def _field_path(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...]:
         if isinstance(part, int) and isinstance(data, list):
             path.append(part)
             data = data[part] if part < len(data) else None
+        elif isinstance(data, dict) and i + 1 < len(loc) and loc[i + 1] == part and part in data.values():
+            continue  # a union tag named like the field after it ({"type": "text", "text": 5}: "text.text")
         elif isinstance(data, dict) and part in data:
             path.append(part)
             data = data[part]

@@ -1,23 +1,697 @@
-"""The `agentscope2` format (not implemented yet: see issue 3)."""
+"""AgentScope 2.x ``Msg`` as ``Msg.model_dump(mode="json")`` writes it (agentscope 2.0.x).
+
+A 2.x reply ``Msg`` holds a whole reasoning-acting run: thinking, text and tool
+calls, the tool results *in the same message*, hints injected between iterations,
+more text. On import each ``Msg`` is split into canonical messages: the assistant's
+own blocks, a ``tool`` message per run of results and a ``user`` message per hint
+(2.x's formatters send hints to the model as user messages); ``extras["agentscope2"]
+["part"]`` marks the pieces so that export puts them back into one ``Msg`` exactly.
+On export from other formats each tool message goes into the ``Msg`` that holds its
+calls. What 2.x has no field for travels in ``Msg.metadata["convstore"]`` (see
+:func:`_common.carry`), so X -> agentscope2 -> X gives X back.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import mimetypes
+from datetime import datetime
+from typing import Annotated, Any, Literal, Union
 
-from ..model import Message
-from ._common import Losses
+from pydantic import AfterValidator, AnyUrl, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from ..errors import SchemaError
+from ..model import (
+    BLOCK, AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
+    ToolResultBlock, Usage, VideoBlock,
+)
+from ._common import (
+    CARRY_KEY, Losses, b64decode_exact, b64encode, carry, dump_json, message_list, parse_json, restore,
+    validate,
+)
 
 NAME = "agentscope2"
-PLANNED = True  # remove once the adapter is implemented; the registry skips planned formats
+_URL = TypeAdapter(AnyUrl)
 
 
-def looks_like(data: Any) -> bool:
-    return False
+def _absolute_url(url: str) -> str:
+    """2.x's ``URLSource.url`` is an ``AnyUrl``: check it as 2.x does, keep it as written."""
+    try:
+        _URL.validate_python(url)
+    except ValidationError as exc:
+        raise ValueError(exc.errors(include_url=False)[0]["msg"]) from None
+    return url
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Base64Source(_Open):
+    type: Literal["base64"]
+    data: str
+    media_type: str
+
+
+class URLSource(_Open):
+    type: Literal["url"]
+    url: Annotated[str, AfterValidator(_absolute_url)]
+    media_type: str
+
+
+class _Block(_Open):
+    # absent is fine (2.x fills a fresh id / "now"); null is not, as in 2.x
+    id: str = None  # type: ignore[assignment]
+    created_at: str = None  # type: ignore[assignment]
+    finished_at: str | None = None
+
+
+class TextPart(_Block):
+    type: Literal["text"]
+    text: str
+
+
+class ThinkingPart(_Block):
+    type: Literal["thinking"]
+    thinking: str
+
+
+class DataPart(_Block):
+    type: Literal["data"]
+    source: Annotated[Union[Base64Source, URLSource], Field(discriminator="type")]
+    name: str | None = None
+
+
+OutputPart = Annotated[Union[TextPart, DataPart], Field(discriminator="type")]
+
+
+class HintPart(_Block):
+    type: Literal["hint"]
+    hint: str | list[OutputPart]
+    source: str | None = None
+
+
+class ToolCallPart(_Block):
+    type: Literal["tool_call"]
+    id: str  # the call id, required (a result repeats it)
+    name: str
+    input: str
+    state: Literal["pending", "asking", "allowed", "submitted", "finished"] = "pending"
+    suggested_rules: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class ToolResultPart(_Block):
+    type: Literal["tool_result"]
+    id: str
+    name: str
+    output: str | list[OutputPart]
+    state: Literal["success", "error", "interrupted", "denied", "running"] = "running"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+Part = Annotated[Union[TextPart, ThinkingPart, HintPart, ToolCallPart, ToolResultPart, DataPart],
+                 Field(discriminator="type")]
+
+
+class AsUsage(_Open):
+    input_tokens: int
+    output_tokens: int
+    cache_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+class ErrorInfo(_Open):
+    type: str = "unknown"
+    message: str
+
+
+class Msg(_Open):
+    name: str
+    content: list[Part]
+    role: Literal["user", "assistant", "system"]
+    id: str = None  # type: ignore[assignment]
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: str = None  # type: ignore[assignment]
+    usage: AsUsage | None = None
+    finished_at: str | None = None
+    finished_reason: Literal["completed", "interrupted", "exceed_max_iters", "error"] | None = None
+    structured_output: dict[str, Any] | None = None
+    error: ErrorInfo | None = None
+
+
+MESSAGES = TypeAdapter(list[Msg])
+PART = TypeAdapter(Part)
+
+_ALLOWED = {"user": {"text", "data"}, "system": {"text"}}
+"""Block types the 2.x ``Msg`` validator lets each role hold (assistant: all)."""
+_MEDIA = {"image": ImageBlock, "audio": AudioBlock, "video": VideoBlock}
+_ERROR_STATES = {"error", "denied", "interrupted"}
+_MSG_LEFTOVERS = ("finished_at", "finished_reason", "structured_output", "error")
+_CACHE = ("cache_input_tokens", "cache_creation_input_tokens")
+_KINDS = {"tool_result": "tool", "hint": "hint"}
+_ROLE_OF = {"tool": "tool", "hint": "user"}
+
+
+def _parse_time(raw: str | None) -> tuple[datetime | None, bool]:
+    """The timestamp, and whether writing it back with ``isoformat`` gives ``raw``."""
+    if raw is None:
+        return None, True
+    try:
+        value = datetime.fromisoformat(raw)
+    except ValueError:
+        return None, False
+    return value, value.isoformat() == raw
+
+
+def _segments(types: list[str], cuts: dict[str, Any] | None = None) -> list[tuple[str, int, int]]:
+    """``(kind, start, end)`` runs of one Msg's blocks: ``tool`` (results), ``hint``
+    (one each) or ``main`` (the rest). A convstore payload's ``splits`` and ``joins``
+    add and remove boundaries, so a Msg built from other formats splits as it was built."""
+    splits, joins = ({j for j in cuts.get(key) or () if isinstance(j, int)} if cuts else set()
+                     for key in ("splits", "joins"))
+    if not cuts and "tool_result" not in types and "hint" not in types:
+        return [("main", 0, len(types))]
+    segs: list[list[Any]] = []
+    before = None
+    for j, typ in enumerate(types):
+        kind = _KINDS.get(typ, "main")
+        if not segs or j in splits or (j not in joins and (kind == "hint" or kind != before)):
+            segs.append([kind, j, j + 1])
+        else:
+            segs[-1][2] = j + 1
+        before = kind
+    return [tuple(s) for s in segs] or [("main", 0, 0)]  # type: ignore[misc]
+
+
+# --- to canonical --------------------------------------------------------------
+
+
+def _meta(b: _Block, ts: str | None, fields: dict[str, Any] | None, with_id: bool = True) -> dict[str, Any]:
+    """Block fields without a canonical place: id, times that differ from the message's, unknown keys."""
+    meta: dict[str, Any] = {"id": b.id} if with_id and b.id is not None else {}
+    if b.created_at != ts:
+        meta["created_at"] = b.created_at
+    if b.finished_at is not None:
+        meta["finished_at"] = b.finished_at
+    if fields:
+        meta["fields"] = fields
+    return meta
+
+
+def _own(meta: dict[str, Any]) -> dict[str, Any]:
+    return {NAME: meta} if meta else {}
+
+
+def _text_in(b: TextPart, ts: str | None, answered: set[str]) -> Block:
+    return TextBlock(text=b.text, extras=_own(_meta(b, ts, b.model_extra)))
+
+
+def _thinking_in(b: ThinkingPart, ts: str | None, answered: set[str]) -> Block:
+    extra = dict(b.model_extra or {})  # ThinkingBlock keeps provider extras: two have canonical fields
+    signature = extra.pop("signature") if isinstance(extra.get("signature"), str) else None
+    redacted = extra.get("redacted_thinking_data")
+    data = extra.pop("redacted_thinking_data") if isinstance(redacted, str) else None
+    return ReasoningBlock(text=b.thinking, signature=signature, redacted=data is not None, data=data,
+                          extras=_own(_meta(b, ts, extra)))
+
+
+def _data_in(b: DataPart, ts: str | None, answered: set[str]) -> Block:
+    src = b.source
+    meta = _meta(b, ts, b.model_extra)
+    if src.model_extra:
+        meta["source_fields"] = src.model_extra
+    kind = _MEDIA.get(src.media_type.split("/", 1)[0], FileBlock)
+    if isinstance(src, URLSource):
+        return kind(url=src.url, media_type=src.media_type, filename=b.name, extras=_own(meta))
+    data = b64decode_exact(src.data)
+    if data is None:
+        meta["b64"] = src.data
+    return kind(data=data, media_type=src.media_type, filename=b.name, extras=_own(meta))
+
+
+def _call_in(b: ToolCallPart, ts: str | None, answered: set[str]) -> Block:
+    meta = _meta(b, ts, b.model_extra, with_id=False)
+    if b.state != ("finished" if b.id in answered else "pending"):  # else export derives it
+        meta["state"] = b.state
+    if b.suggested_rules:
+        meta["suggested_rules"] = b.suggested_rules
+    arguments, error = parse_json(b.input)
+    return ToolCallBlock(call_id=b.id, name=b.name, arguments=arguments, arguments_raw=b.input,
+                         parse_error=error, extras=_own(meta))
+
+
+def _result_in(b: ToolResultPart, ts: str | None, answered: set[str]) -> Block:
+    meta = _meta(b, ts, b.model_extra, with_id=False)
+    is_error = b.state in _ERROR_STATES
+    if b.state != ("error" if is_error else "success"):
+        meta["state"] = b.state
+    if b.metadata:
+        meta["metadata"] = b.metadata
+    output = b.output if isinstance(b.output, str) else [
+        _BLOCKS_IN[type(p)](p, ts, answered) for p in b.output]
+    return ToolResultBlock(call_id=b.id, name=b.name, output=output, is_error=is_error, extras=_own(meta))
+
+
+_BLOCKS_IN: dict[type, Any] = {
+    TextPart: _text_in, ThinkingPart: _thinking_in, DataPart: _data_in, ToolCallPart: _call_in,
+    ToolResultPart: _result_in,
+}
+
+
+class _Reader:
+    """Splits each Msg into canonical messages; knows which calls were answered."""
+
+    def __init__(self, msgs: list[Msg]) -> None:
+        self.answered = {b.id for m in msgs for b in m.content if b.type == "tool_result"}
+
+    def message(self, m: Msg, index: int) -> list[Message]:
+        carried = m.metadata.get(CARRY_KEY)
+        if not isinstance(carried, dict) or not carried:
+            return self._split(m, {})
+        try:
+            return self._split(m, carried)
+        except (ValidationError, ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+            problem = (index, f"metadata.{CARRY_KEY}", f"not a convstore payload: {exc}")
+            raise SchemaError(NAME, [problem]) from None
+
+    def _split(self, m: Msg, carried: dict[str, Any]) -> list[Message]:
+        segs = _segments([b.type for b in m.content], carried)
+        marked = not carried.get("unmarked") and (len(segs) > 1 or segs[0][0] != "main")
+        out = [self._segment(m, kind, m.content[start:end], k, marked)
+               for k, (kind, start, end) in enumerate(segs)]
+        if carried:
+            parts = carried.get("parts") if isinstance(carried.get("parts"), dict) else {}
+            out[0] = _apply(out[0], carried)
+            for k, (_, start, _) in enumerate(segs[1:], 1):
+                if isinstance(parts.get(str(start)), dict):
+                    out[k] = _apply(out[k], parts[str(start)])
+        return out
+
+    def _segment(self, m: Msg, kind: str, blocks: list[Any], k: int, marked: bool) -> Message:
+        own: dict[str, Any] = {"part": k} if marked else {}
+        if kind == "hint":
+            hint = blocks[0]
+            ts = hint.created_at
+            content = [TextBlock(text=hint.hint)] if isinstance(hint.hint, str) else [
+                _BLOCKS_IN[type(p)](p, ts, self.answered) for p in hint.hint]
+            info: dict[str, Any] = {"id": hint.id} if hint.id is not None else {}
+            if isinstance(hint.hint, str):
+                info["str"] = True
+            if hint.model_extra:
+                info["fields"] = hint.model_extra
+            if "finished_at" in hint.model_fields_set:  # its default is "now": absent stays absent
+                info["finished_at"] = hint.finished_at
+            own["hint"] = info
+            name = hint.source
+        else:  # a split-off part takes its time from its first block
+            ts = m.created_at if k == 0 else blocks[0].created_at
+            content = [_BLOCKS_IN[type(b)](b, ts, self.answered) for b in blocks]
+            name = None if kind == "tool" else m.name
+        created_at, exact = _parse_time(ts)
+        if not exact:
+            own["created_at"] = ts
+        if k == 0:
+            own.update(_head(m, kind if marked else "main"))
+        return Message(
+            role=_ROLE_OF.get(kind, m.role), source_role=m.role if kind == "hint" else None, name=name,
+            content=content, source_format=NAME, external_id=m.id if k == 0 else None, created_at=created_at,
+            usage=_usage_in(m.usage) if k == 0 else None,
+            metadata={k: v for k, v in m.metadata.items() if k != CARRY_KEY} if k == 0 and m.metadata else {},
+            extras=_own(own),
+        )
+
+
+def _head(m: Msg, kind: str) -> dict[str, Any]:
+    """Msg-level fields the canonical model has no place for."""
+    own = {k: getattr(m, k) for k in _MSG_LEFTOVERS if getattr(m, k) is not None}
+    if m.error is not None:
+        own["error"] = m.error.model_dump()
+    if m.model_extra:
+        own["fields"] = m.model_extra
+    if kind != "main":  # the first message is a tool or hint message: keep the Msg's own name
+        own["msg_name"] = m.name
+    if kind == "hint":  # the message's time is the hint's; the Msg's own is kept here (None: absent)
+        own["msg_created_at"] = m.created_at
+    return own
+
+
+def _usage_in(u: AsUsage | None) -> Usage | None:
+    if u is None:
+        return None
+    own: dict[str, Any] = {k: getattr(u, k) for k in _CACHE if getattr(u, k)}
+    if u.model_extra:
+        own["fields"] = u.model_extra
+    return Usage(input_tokens=u.input_tokens, output_tokens=u.output_tokens, extras=_own(own))
+
+
+def _apply(msg: Message, payload: dict[str, Any]) -> Message:
+    """``msg`` with a convstore payload applied: carried fields win over the
+    stand-ins written in their place; block patches are applied last."""
+    if not payload:
+        return msg
+    fields = {k for k in payload if k in Message.model_fields}
+    if fields or "blocks" in payload:
+        msg = restore(msg.model_copy(update=dict.fromkeys(fields - {"metadata", "extras"})), payload)
+    update = dict.fromkeys(f for f in payload.get("unset") or () if f in ("name", "source_role"))
+    if "as_role" in payload:
+        update["role"] = payload["as_role"]
+    patches = payload.get("block_patch") or {}
+    if not patches and not update:
+        return msg
+    content = list(msg.content)
+    for pos, patch in patches.items():
+        content[int(pos)] = BLOCK.validate_python({**content[int(pos)].model_dump(), **patch})
+    return Message.model_validate({**msg.model_dump(), **update, "content": content})
 
 
 def to_canonical(data: Any) -> list[Message]:
-    raise NotImplementedError(NAME)
+    """Validate AgentScope 2.x ``Msg`` dicts and convert them to canonical messages."""
+    msgs = validate(MESSAGES, message_list(data, NAME), NAME)
+    problems = [  # what 2.x's own Msg validator enforces per role
+        (i, f"content[{j}].type", f"a {m.role} Msg may hold only {' and '.join(sorted(_ALLOWED[m.role]))}")
+        for i, m in enumerate(msgs) if m.role in _ALLOWED
+        for j, b in enumerate(m.content) if b.type not in _ALLOWED[m.role]
+    ]
+    if problems:
+        raise SchemaError(NAME, problems)
+    reader = _Reader(msgs)
+    return [c for i, m in enumerate(msgs) for c in reader.message(m, i)]
 
 
-def from_canonical(messages: list[Message], losses: Losses) -> Any:
-    raise NotImplementedError(NAME)
+_TYPES = {"text", "thinking", "hint", "data", "tool_call", "tool_result"}
+_OWN_TYPES = {"hint", "data", "tool_call", "tool_result"}
+
+
+def looks_like(data: Any) -> bool:
+    """``name``/``role``/list ``content`` dicts with 2.x block types, and something
+    only 2.x writes (``created_at``, block ids, a 2.x-only block type)."""
+    try:
+        msgs = message_list(data, NAME)
+    except SchemaError:
+        return False
+    evidence = False
+    for m in msgs:
+        if not (isinstance(m, dict) and m.get("role") in ("user", "assistant", "system")
+                and "timestamp" not in m  # 1.x's to_dict
+                and isinstance(m.get("name"), str) and isinstance(m.get("content"), list)):
+            return False
+        evidence = evidence or "created_at" in m
+        for b in m["content"]:
+            if not isinstance(b, dict) or b.get("type") not in _TYPES:
+                return False
+            evidence = evidence or b["type"] in _OWN_TYPES or "id" in b
+    return bool(msgs) and evidence
+
+
+# --- from canonical --------------------------------------------------------------
+
+
+class _Part:
+    """One canonical message placed into an output Msg, from block ``at`` on."""
+
+    def __init__(self, msg: Message, index: int, at: int, kind: str, how: str, ts: str | None) -> None:
+        self.msg, self.index, self.at, self.kind, self.how, self.ts = msg, index, at, kind, how, ts
+        self.carried: dict[int, Block] = {}
+        self.checks: list[tuple[int, Block, dict[str, Any]]] = []  # foreign blocks to read back
+        self.written = 0
+
+
+class _Out:
+    def __init__(self, idx: int, msg: dict[str, Any]) -> None:
+        self.idx, self.msg, self.parts = idx, msg, []  # type: list[_Part]
+
+
+def _ts(m: Message, own: dict[str, Any]) -> str | None:
+    if "created_at" in own:
+        return own["created_at"]
+    return None if m.created_at is None else m.created_at.isoformat()
+
+
+def _stamp(d: dict[str, Any], meta: dict[str, Any], ts: str | None) -> dict[str, Any]:
+    if "id" in meta:
+        d["id"] = meta["id"]
+    if (created := meta["created_at"] if "created_at" in meta else ts) is not None:
+        d["created_at"] = created
+    d["finished_at"] = meta.get("finished_at")
+    d.update(meta.get("fields") or {})
+    return d
+
+
+def _usage_exact(u: Usage | None) -> bool:
+    return u is None or (u.input_tokens is not None and u.output_tokens is not None
+                         and u.total_tokens is None and u.extras.keys() <= {NAME})
+
+
+def _usage_out(u: Usage | None) -> dict[str, Any] | None:
+    if u is None:
+        return None
+    own = u.extras.get(NAME) or {}
+    out = {"input_tokens": u.input_tokens or 0, "output_tokens": u.output_tokens or 0}
+    return out | {k: own.get(k, 0) for k in _CACHE} | (own.get("fields") or {})
+
+
+def _source(block: Any, meta: dict[str, Any]) -> dict[str, Any] | None:
+    """A 2.x data source; 2.x requires a media type: guessed from the file name or URL if unknown."""
+    guessed = mimetypes.guess_type(block.filename or block.url or "", strict=False)[0]
+    media_type = block.media_type or guessed or (f"{block.kind}/*" if block.kind in _MEDIA
+                                                 else "application/octet-stream")
+    if block.data is not None or "b64" in meta:
+        data = meta["b64"] if "b64" in meta else b64encode(block.data)
+        source = {"type": "base64", "data": data, "media_type": media_type}
+    elif block.url is not None:
+        try:
+            source = {"type": "url", "url": _absolute_url(block.url), "media_type": media_type}
+        except ValueError:
+            return None
+    else:
+        return None
+    return source | (meta.get("source_fields") or {})
+
+
+def _plain(block: Block) -> bool:
+    """Whether ``block`` surely reads back as it is (no need to check it by reading it back)."""
+    if block.extras:
+        return False
+    if isinstance(block, TextBlock):
+        return True
+    if isinstance(block, ToolCallBlock):
+        return block.arguments_raw is not None and not block.call_id_synthesized and \
+            parse_json(block.arguments_raw) == (block.arguments, block.parse_error)
+    return isinstance(block, ToolResultBlock) and isinstance(block.output, str) and block.name is not None \
+        and block.error is None
+
+
+class _Writer:
+    """Builds Msgs: split-off parts go back into their Msg, tool results into the Msg of their call."""
+
+    def __init__(self, losses: Losses) -> None:
+        self.losses = losses
+        self.outs: list[_Out] = []
+        self.calls: dict[str, tuple[int, dict[str, Any]]] = {}  # call id -> (output Msg, tool_call dict)
+        self.call_dicts: list[dict[str, Any]] = []
+        self.answered: set[str] = set()
+
+    def add(self, index: int, m: Message) -> None:
+        own = m.extras.get(NAME) or {}
+        part = own.get("part")
+        hint = m.role == "user" and "hint" in own and part is not None
+        kind = "tool" if m.role == "tool" else "hint" if hint else "main"
+        last = self.outs[-1] if self.outs else None
+        if isinstance(part, int) and part > 0 and last is not None and last.msg["role"] == "assistant" \
+                and last.msg["content"] and (m.content or hint) and (kind != "main" or m.role == "assistant"):
+            self._append(last, index, m, kind, "marker")
+        elif kind == "tool" and part is None and (target := self._target(m)) is not None:
+            if target is not last:
+                self.losses.add(index, "tool_result", "approximated",
+                                f"moved into the Msg of its call (Msg {target.idx}), before later messages")
+            self._append(target, index, m, kind, "regroup")
+        else:
+            self._open(index, m, kind)
+
+    def _target(self, m: Message) -> _Out | None:
+        found = [self.calls[b.call_id][0] for b in m.content
+                 if isinstance(b, ToolResultBlock) and b.call_id in self.calls]
+        return self.outs[max(found)] if found else None
+
+    def _open(self, index: int, m: Message, kind: str) -> None:
+        own = m.extras.get(NAME) or {}
+        role = m.role if kind == "main" and m.role != "tool" else "assistant"
+        name = next((n for n in (own.get("msg_name"), m.name) if isinstance(n, str)), role)
+        msg: dict[str, Any] = {"name": name, "content": [], "role": role}
+        if m.external_id is not None:
+            msg["id"] = m.external_id
+        msg["metadata"] = dict(m.metadata)
+        if (ts := own["msg_created_at"] if "msg_created_at" in own else _ts(m, own)) is not None:
+            msg["created_at"] = ts
+        msg["usage"] = _usage_out(m.usage)
+        msg.update({k: own.get(k) for k in _MSG_LEFTOVERS})
+        msg.update(own.get("fields") or {})
+        out = _Out(len(self.outs), msg)
+        self.outs.append(out)
+        self._append(out, index, m, kind, "head")
+
+    def _append(self, out: _Out, index: int, m: Message, kind: str, how: str) -> None:
+        own = m.extras.get(NAME) or {}
+        part = _Part(m, index, len(out.msg["content"]), kind, how, _ts(m, own))
+        out.parts.append(part)
+        role = "user" if kind == "hint" else out.msg["role"]  # a hint holds what a user Msg may
+        items = []
+        for pos, block in enumerate(m.content):
+            d = self._block(block, role, part.ts, out)
+            if d is None:
+                part.carried[pos] = block
+                continue
+            items.append(d)
+            if NAME not in block.extras and not _plain(block):
+                part.checks.append((pos, block, d))
+        if kind == "hint":
+            items = [self._hint(m, own["hint"], items, part.ts)]
+        out.msg["content"].extend(items)
+        part.written = len(items)
+        if how != "head" and not items:  # nothing would mark where it starts: a Msg of its own
+            out.parts.pop()
+            self._open(index, m, kind)
+
+    @staticmethod
+    def _hint(m: Message, info: dict[str, Any], items: list[Any], ts: str | None) -> dict[str, Any]:
+        first = m.content[0] if len(m.content) == 1 else None
+        plain = info.get("str") and isinstance(first, TextBlock) and not first.extras
+        hint: dict[str, Any] = {"type": "hint", "hint": first.text if plain else items}  # type: ignore
+        if "id" in info:
+            hint["id"] = info["id"]
+        hint["source"] = m.name
+        if ts is not None:
+            hint["created_at"] = ts
+        if "finished_at" in info:
+            hint["finished_at"] = info["finished_at"]
+        return hint | (info.get("fields") or {})
+
+    def _block(self, block: Block, role: str, ts: str | None, out: _Out) -> dict[str, Any] | None:
+        """``block`` as a 2.x block dict, or None where a ``role`` Msg cannot hold it."""
+        meta = block.extras.get(NAME) or {}
+        match block:
+            case TextBlock():
+                d: dict[str, Any] = {"type": "text", "text": block.text}
+            case ReasoningBlock() if role == "assistant":
+                d = {"type": "thinking", "thinking": block.text}
+                if block.signature is not None:
+                    d["signature"] = block.signature
+                if block.redacted:
+                    d["redacted_thinking_data"] = block.data or ""
+            case ImageBlock() | AudioBlock() | VideoBlock() | FileBlock() if role != "system":
+                if (source := _source(block, meta)) is None:
+                    return None
+                d = {"type": "data", "source": source, "name": block.filename}
+            case ToolCallBlock() if role == "assistant":
+                raw = block.arguments_raw if block.arguments_raw is not None else dump_json(block.arguments)
+                d = {"type": "tool_call", "id": block.call_id, "name": block.name, "input": raw,
+                     "state": meta.get("state"), "suggested_rules": meta.get("suggested_rules", [])}
+                self.calls[block.call_id] = (out.idx, d)
+                self.call_dicts.append(d)
+            case ToolResultBlock() if role == "assistant" and block.call_id in self.calls:
+                d = self._result(block, meta, ts, out)
+            case _:
+                return None
+        return _stamp(d, meta, ts)
+
+    def _result(self, block: ToolResultBlock, meta: dict[str, Any], ts: str | None, out: _Out) -> dict:
+        output: Any = block.output
+        if not isinstance(output, str):  # text and data only; the rest is restored from the block's patch
+            output = [d for d in (self._block(p, "user", ts, out) for p in output) if d is not None]
+        self.answered.add(block.call_id)
+        return {"type": "tool_result", "id": block.call_id,
+                "name": block.name if block.name is not None else self.calls[block.call_id][1]["name"],
+                "output": output, "state": meta.get("state") or ("error" if block.is_error else "success"),
+                "metadata": meta.get("metadata", {})}
+
+    def finish(self) -> list[dict[str, Any]]:
+        for call in self.call_dicts:
+            if call["state"] is None:  # as 2.x has it: finished once answered
+                call["state"] = "finished" if call["id"] in self.answered else "pending"
+        for out in self.outs:
+            if payload := self._payload(out):
+                out.msg["metadata"][CARRY_KEY] = payload
+        return [out.msg for out in self.outs]
+
+    def _payload(self, out: _Out) -> dict[str, Any]:
+        """The Msg's convstore payload: its parts' leftovers and where reading back must cut."""
+        payload = self._leftovers(out, out.parts[0])
+        if parts := {str(p.at): lp for p in out.parts[1:] if (lp := self._leftovers(out, p))}:
+            payload["parts"] = parts
+        types = [b["type"] for b in out.msg["content"]]
+        if len(out.parts) == 1 and not types.count("tool_result") and "hint" not in types:
+            return payload
+        native = {start for _, start, _ in _segments(types)}
+        starts = {p.at for p in out.parts}
+        if splits := sorted(starts - native):
+            payload["splits"] = splits
+        if joins := sorted(native - starts):
+            payload["joins"] = joins
+        if (len(starts) > 1 or _KINDS.get(types[0] if types else "") is not None) \
+                and any("part" not in (p.msg.extras.get(NAME) or {}) for p in out.parts):
+            payload["unmarked"] = True  # built from other formats' messages: reading back adds no marks
+        return payload
+
+    def _leftovers(self, out: _Out, part: _Part) -> dict[str, Any]:
+        """What reading ``part`` back from the Msg would not give."""
+        m = part.msg
+        kind = _KINDS.get(out.msg["content"][part.at]["type"], "main") if part.written else "main"
+        expected = {"name": None if kind == "tool" else m.name if kind == "hint" else out.msg["name"],
+                    "source_role": out.msg["role"] if kind == "hint" else None}
+        head = part.how == "head"
+        payload: dict[str, Any] = {}
+        if m.extras.keys() - {NAME} or m.model is not None or m.source_type is not None \
+                or m.name not in (None, expected["name"]) \
+                or m.source_role not in (None, expected["source_role"]) \
+                or (not _usage_exact(m.usage) if head else m.external_id is not None or m.usage is not None
+                    or m.metadata or (m.created_at is not None and not part.written)):
+            native = {"source_format", *(f for f, v in expected.items() if getattr(m, f) == v)}
+            if head:
+                native |= {"external_id", "created_at", "metadata"}
+                if _usage_exact(m.usage):
+                    native.add("usage")
+            elif part.written:
+                native.add("created_at")  # it is the first block's
+            stripped = m.model_copy(update={"extras": {k: v for k, v in m.extras.items() if k != NAME}})
+            payload = carry(stripped, native=native) or {}
+        if part.carried:  # dumped whole: nested blocks (a result's output) need their "kind"
+            payload["blocks"] = [{"at": at, "block": b.model_dump(mode="json")}
+                                 for at, b in part.carried.items()]
+        if unset := [f for f, v in expected.items() if getattr(m, f) is None and v is not None]:
+            payload["unset"] = unset
+        if m.role != _ROLE_OF.get(kind, out.msg["role"]):
+            payload["as_role"] = m.role
+        patches = {str(pos): p for pos, block, d in part.checks if (p := self._patch(block, d, part.ts))}
+        if patches:
+            payload["block_patch"] = patches
+        if payload:
+            self._report(part, payload)
+        return payload
+
+    def _patch(self, block: Block, d: dict[str, Any], ts: str | None) -> dict[str, Any]:
+        """The fields of ``block`` that reading its 2.x form back does not give."""
+        again = PART.validate_python(d)
+        want = block.model_dump(mode="json")
+        got = _BLOCKS_IN[type(again)](again, ts, self.answered).model_dump(mode="json")
+        return {k: v for k, v in want.items() if got.get(k) != v}
+
+    def _report(self, part: _Part, payload: dict[str, Any]) -> None:
+        where = f"kept in metadata.{CARRY_KEY}"
+        found = [(f"extras.{fmt}" if key == "extras" else key) for key in payload
+                 if key not in _STRUCTURE for fmt in (payload[key] if key == "extras" else [None])]
+        found += [item["block"]["kind"] for item in payload.get("blocks", ())]
+        found += [f"{part.msg.content[int(pos)].kind}.{f}"
+                  for pos, patch in payload.get("block_patch", {}).items()
+                  for f, v in patch.items() if v not in (None, {}, [])]  # an absence is no information
+        for field in found:
+            self.losses.add(part.index, field, "carried", where)
+
+
+_STRUCTURE = {"blocks", "block_patch", "unset", "as_role"}
+
+
+def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
+    """Canonical messages as AgentScope 2.x ``Msg.model_dump(mode="json")`` dicts."""
+    writer = _Writer(losses)
+    for index, msg in enumerate(messages):
+        writer.add(index, msg)
+    return writer.finish()

@@ -650,7 +650,8 @@ class _Arranger:
                 self._merge(prev, it)
             else:
                 self.out.append(it)
-            for call in it.d.get("tool_calls") or ():
+            # only an assistant's tool_calls are validated calls; elsewhere it is an unknown key
+            for call in (it.d.get("tool_calls") or ()) if it.d["role"] == "assistant" else ():
                 self.pending[call["id"]] = (self.out[-1], call["function"], it.index)
         self._settle(len(self.items))
         return [self._finish(o) for o in self.out]

@@ -470,7 +470,8 @@ def _body(msg: Message, parts: list[dict[str, Any]], calls: list[dict[str, Any]]
     role = "user" if msg.role == "tool" else _role(msg)
     if role != "assistant" and calls:
         losses.add(index, "tool_calls", detail=f"a {role} message cannot call tools in OpenAI")
-    if role in ("system", "developer", "user") and not parts and own.get("content") is None:
+    bare = role == "assistant" and not calls and legacy is None and refusal is None
+    if (role in ("system", "developer", "user") or bare) and not parts and own.get("content") is None:
         parts = [{"type": "text", "text": ""}]
     body: dict[str, Any] = {"role": role}
     form = own.get("content")

@@ -163,3 +163,13 @@ def test_there_and_back_keeps_tool_calls_and_text(fixture_id: str, target: str) 
     if problems:
         pytest.fail(f"{fmt} -> {target} -> {fmt} lost, without reporting it:\n  " + "\n  ".join(problems)
                     + f"\nloss reports ({fmt} -> {target}, then back):\n  {report}", pytrace=False)
+
+
+def test_readme_format_matrix_is_current():
+    """The README's matrix is what the code does today (regenerate: python -m store.formats.report)."""
+    from pathlib import Path
+
+    from store.formats.report import markdown
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert markdown() in readme
