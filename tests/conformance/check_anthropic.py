@@ -33,10 +33,10 @@ import json
 import re
 import sys
 import typing
-from collections.abc import Iterator
 from typing import Any
 
 import pydantic
+from _sdkcheck import materialize, pydantic_errors, unknown_keys, where
 from anthropic.types import ContentBlockParam, MessageParam, message_create_params
 
 MAX_ERRORS = 20
@@ -69,43 +69,13 @@ def _top(key: str) -> pydantic.TypeAdapter[Any]:
     return pydantic.TypeAdapter(PARAMS[key])
 
 
-def _where(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(part) for part in loc)
+_where = where
+_materialize = materialize
+_unknown_keys = functools.partial(unknown_keys, sdk="anthropic")
 
 
 def _pydantic_errors(prefix: str, exc: pydantic.ValidationError, loc: tuple[Any, ...] = ()) -> list[str]:
-    return [f"{prefix}{_where(loc + tuple(e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)][:5]
-
-
-def _materialize(value: Any, prefix: str, loc: tuple[Any, ...], errors: list[str]) -> Any:
-    """``value`` with every lazy pydantic ``ValidatorIterator`` consumed (errors collected)."""
-    if isinstance(value, dict):
-        return {k: _materialize(v, prefix, (*loc, k), errors) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_materialize(v, prefix, (*loc, i), errors) for i, v in enumerate(value)]
-    if isinstance(value, Iterator):
-        try:
-            items = list(value)
-        except pydantic.ValidationError as exc:
-            errors.extend(_pydantic_errors(prefix, exc, loc))
-            return []
-        return [_materialize(v, prefix, (*loc, i), errors) for i, v in enumerate(items)]
-    if isinstance(value, pydantic.BaseModel):
-        return value.model_dump(mode="json", exclude_unset=True)
-    return value
-
-
-def _unknown_keys(given: Any, kept: Any, prefix: str, loc: tuple[Any, ...], errors: list[str]) -> None:
-    """Keys of ``given`` that validation dropped: the SDK type has no such field."""
-    if isinstance(given, dict) and isinstance(kept, dict):
-        for key, value in given.items():
-            if key not in kept:
-                errors.append(f"{prefix}{_where((*loc, key))}: unknown key (not a field of the anthropic SDK type)")
-            else:
-                _unknown_keys(value, kept[key], prefix, (*loc, key), errors)
-    elif isinstance(given, list) and isinstance(kept, list) and len(given) == len(kept):
-        for i, (g, k) in enumerate(zip(given, kept)):
-            _unknown_keys(g, k, prefix, (*loc, i), errors)
+    return pydantic_errors(prefix, exc, loc)[:5]
 
 
 def _validated(adapter: pydantic.TypeAdapter[Any], value: Any, prefix: str, loc: tuple[Any, ...]) -> list[str]:

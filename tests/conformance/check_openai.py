@@ -21,13 +21,14 @@ Exit status 0 unless the checker itself crashes.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import typing
-from collections.abc import Iterator
 from typing import Any
 
 import pydantic
+from _sdkcheck import materialize, pydantic_errors, unknown_keys, where
 from openai.types.chat import ChatCompletionMessageParam
 
 MESSAGES = pydantic.TypeAdapter(list[ChatCompletionMessageParam])
@@ -48,41 +49,10 @@ def _role_adapters() -> dict[str, pydantic.TypeAdapter[Any]]:
 ROLES = _role_adapters()
 
 
-def _where(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(part) for part in loc)
-
-
-def _pydantic_errors(prefix: str, exc: pydantic.ValidationError, loc: tuple[Any, ...] = ()) -> list[str]:
-    return [f"{prefix}{_where(loc + tuple(e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)]
-
-
-def _materialize(value: Any, prefix: str, loc: tuple[Any, ...], errors: list[str]) -> Any:
-    """``value`` with every lazy pydantic ``ValidatorIterator`` consumed (errors collected)."""
-    if isinstance(value, dict):
-        return {k: _materialize(v, prefix, (*loc, k), errors) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_materialize(v, prefix, (*loc, i), errors) for i, v in enumerate(value)]
-    if isinstance(value, Iterator):
-        try:
-            items = list(value)
-        except pydantic.ValidationError as exc:
-            errors.extend(_pydantic_errors(prefix, exc, loc))
-            return []
-        return [_materialize(v, prefix, (*loc, i), errors) for i, v in enumerate(items)]
-    return value
-
-
-def _unknown_keys(given: Any, kept: Any, prefix: str, loc: tuple[Any, ...], errors: list[str]) -> None:
-    """Keys of ``given`` that validation dropped: the SDK type has no such field."""
-    if isinstance(given, dict) and isinstance(kept, dict):
-        for key, value in given.items():
-            if key not in kept:
-                errors.append(f"{prefix}{_where((*loc, key))}: unknown key (not a field of the openai SDK type)")
-            else:
-                _unknown_keys(value, kept[key], prefix, (*loc, key), errors)
-    elif isinstance(given, list) and isinstance(kept, list) and len(given) == len(kept):
-        for i, (g, k) in enumerate(zip(given, kept)):
-            _unknown_keys(g, k, prefix, (*loc, i), errors)
+_where = where
+_materialize = materialize
+_unknown_keys = functools.partial(unknown_keys, sdk="openai")
+_pydantic_errors = pydantic_errors
 
 
 def _shape_errors(index: int, msg: Any) -> list[str]:
