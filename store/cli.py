@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 from rich.console import Console
 
-from . import io, render
+import sqlalchemy as sa
+
+from . import db, io, render
 from .errors import ConvstoreError, InputError
 from .formats import FORMATS, Loss, convert as convert_messages, detect, read
 from .repository import ConversationStore
@@ -209,42 +213,36 @@ def demo(
     run(db, out)
 
 
+@contextmanager
+def _engine(ctx: typer.Context) -> Iterator[sa.Engine]:
+    engine = db.create_engine(ctx.obj.db)
+    try:
+        yield engine
+    finally:
+        engine.dispose()
+
+
 @db_app.command("upgrade")
 def db_upgrade(ctx: typer.Context, revision: str = typer.Argument("head")) -> None:
     """Bring the database to a revision (default: head)."""
-    from . import db as dbmod
-
-    engine = dbmod.create_engine(ctx.obj.db)
-    try:
-        dbmod.upgrade(engine, revision)
-        out.print(f"{engine.url.render_as_string(hide_password=True)} is at {dbmod.current_revision(engine)}")
-    finally:
-        engine.dispose()
+    with _engine(ctx) as engine:
+        db.upgrade(engine, revision)
+        out.print(f"{engine.url.render_as_string(hide_password=True)} is at {db.current_revision(engine)}")
 
 
 @db_app.command("current")
 def db_current(ctx: typer.Context) -> None:
     """Print the database's schema revision (and the one this convstore needs)."""
-    from . import db as dbmod
-
-    engine = dbmod.create_engine(ctx.obj.db)
-    try:
-        out.print(f"current: {dbmod.current_revision(engine) or 'none'}  head: {dbmod.head_revision()}")
-    finally:
-        engine.dispose()
+    with _engine(ctx) as engine:
+        out.print(f"current: {db.current_revision(engine) or 'none'}  head: {db.head_revision()}")
 
 
 @db_app.command("downgrade")
 def db_downgrade(ctx: typer.Context, revision: str = typer.Argument(..., help="Target revision, or base.")) -> None:
     """Take the database back to a revision (base drops every convstore table)."""
-    from . import db as dbmod
-
-    engine = dbmod.create_engine(ctx.obj.db)
-    try:
-        dbmod.downgrade(engine, revision)
-        out.print(f"now at {dbmod.current_revision(engine) or 'base'}")
-    finally:
-        engine.dispose()
+    with _engine(ctx) as engine:
+        db.downgrade(engine, revision)
+        out.print(f"now at {db.current_revision(engine) or 'base'}")
 
 
 def run() -> None:

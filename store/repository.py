@@ -117,13 +117,9 @@ class ConversationStore:
         canonical = self._read(messages, fmt)
         source_format = source_format or (fmt if fmt != "canonical" else None)
         conversation_id = new_id()
-        now = _now()
         with self._write() as conn:
-            conn.execute(conversations.insert(), {
-                "id": conversation_id, "namespace": self.namespace, "title": title,
-                "source_format": source_format, "message_count": 0, "created_at": now, "updated_at": now,
-                "metadata": metadata or None,
-            })
+            self._new_conversation(conn, conversation_id, title=title, source_format=source_format,
+                                   metadata=metadata)
             self._insert(conn, conversation_id, canonical, first_seq=0, fresh=True, progress=progress)
         return conversation_id
 
@@ -135,20 +131,25 @@ class ConversationStore:
         if (found := self._by_key(key)) is not None:
             return found
         conversation_id = new_id()
-        now = _now()
         with db.database_errors(self.engine):
             try:
                 with db.write_transaction(self.engine) as conn:
-                    conn.execute(conversations.insert(), {
-                        "id": conversation_id, "namespace": self.namespace, "key": key, "title": title,
-                        "source_format": None, "message_count": 0, "created_at": now, "updated_at": now,
-                        "metadata": metadata or None,
-                    })
+                    self._new_conversation(conn, conversation_id, key=key, title=title, metadata=metadata)
             except sa.exc.IntegrityError:
                 pass  # another writer created it first: theirs is the one
         found = self._by_key(key)
         assert found is not None
         return found
+
+    def _new_conversation(self, conn: sa.Connection, conversation_id: str, *, key: str | None = None,
+                          title: str | None = None, source_format: str | None = None,
+                          metadata: dict[str, Any] | None = None) -> None:
+        now = _now()
+        conn.execute(conversations.insert(), {
+            "id": conversation_id, "namespace": self.namespace, "key": key, "title": title,
+            "source_format": source_format, "message_count": 0, "created_at": now, "updated_at": now,
+            "metadata": metadata or None,
+        })
 
     def _by_key(self, key: str) -> str | None:
         c = conversations
