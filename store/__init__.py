@@ -14,8 +14,10 @@ from .errors import ConvstoreError
 from .formats import FORMATS, Loss, convert
 from .model import Block, Conversation, Message, ToolCallRecord
 from .repository import ConversationInfo, ConversationStore
+from .aio import AsyncConversationStore
 
 __all__ = [
+    "AsyncConversationStore",
     "FORMATS",
     "Block",
     "Conversation",

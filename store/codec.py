@@ -9,14 +9,14 @@ results that carry images.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import uuid_utils
 
 from .limits import Budget
-from .model import BLOCK, Block, Message, Usage
+from .model import BLOCK, MESSAGES, Block, Message
 
 # The block field each kind keeps in the ``text`` column.
 TEXT_FIELD = {
@@ -74,11 +74,32 @@ def dump_block(block: Block) -> dict[str, Any]:
     return payload
 
 
-def block_row(block: Block, *, conversation_id: str, message_id: str, position: int,
-              blobs: BlobSink, budget: Budget) -> dict[str, Any]:
+def block_rows(msgs: Sequence[Message], dumped: Sequence[dict[str, Any]], *, conversation_id: str,
+               message_ids: Sequence[str], blobs: BlobSink,
+               budgets: Sequence[Budget]) -> tuple[list[dict[str, Any]], list[list[str]]]:
+    """The block rows of a batch, and each message's block ids.
+
+    ``dumped`` is the batch dumped once (``MESSAGES.dump_python``): one call into
+    pydantic-core instead of one per block."""
+    rows: list[dict[str, Any]] = []
+    ids: list[list[str]] = []
+    for msg, dump, message_id, budget in zip(msgs, dumped, message_ids, budgets):
+        mine = []
+        for position, (block, payload) in enumerate(zip(msg.content, dump.get("content", ()))):
+            if block.kind == "tool_result" and isinstance(block.output, list):
+                payload = dump_block(block)  # nested blocks keep their kind
+            row = _block_row(block.kind, payload, conversation_id=conversation_id, message_id=message_id,
+                             position=position, blobs=blobs, budget=budget)
+            rows.append(row)
+            mine.append(row["id"])
+        ids.append(mine)
+    return rows, ids
+
+
+def _block_row(kind: str, payload: dict[str, Any], *, conversation_id: str, message_id: str, position: int,
+               blobs: BlobSink, budget: Budget) -> dict[str, Any]:
     """The row of one block; its values checked against the message's ``budget``."""
-    payload = dump_block(block)
-    kind = payload.pop("kind")
+    payload.pop("kind", None)
     where = f"block {position} ({kind})"
     text_field = TEXT_FIELD.get(kind)
     name_field = TOOL_NAME_FIELD.get(kind)
@@ -103,22 +124,29 @@ def block_row(block: Block, *, conversation_id: str, message_id: str, position: 
     return row
 
 
-def block_from_row(row: Mapping[str, Any], blobs: Mapping[str, bytes]) -> Block:
-    fields: dict[str, Any] = dict(row["payload"] or {})
-    if blobs and row["kind"] == "tool_result":
+def block_fields(row: Sequence[Any], blobs: Mapping[str, bytes]) -> dict[str, Any]:
+    """A block row ``(kind, text, media_type, tool_name, call_id, blob_sha256, payload)``
+    as the block's fields."""
+    kind, text, media_type, tool_name, call_id, blob_sha256, payload = row
+    fields: dict[str, Any] = dict(payload) if payload else {}
+    if blobs and kind == "tool_result":
         fields = _internalize(fields, blobs)
-    kind = row["kind"]
     fields["kind"] = kind
-    if (text_field := TEXT_FIELD.get(kind)) and row["text"] is not None:
-        fields[text_field] = row["text"]
-    if (name_field := TOOL_NAME_FIELD.get(kind)) and row["tool_name"] is not None:
-        fields[name_field] = row["tool_name"]
-    for column in ("call_id", "media_type"):
-        if row[column] is not None:
-            fields[column] = row[column]
-    if row["blob_sha256"] is not None:
-        fields["data"] = blobs[row["blob_sha256"]]
-    return BLOCK.validate_python(fields)
+    if text is not None and (text_field := TEXT_FIELD.get(kind)):
+        fields[text_field] = text
+    if tool_name is not None and (name_field := TOOL_NAME_FIELD.get(kind)):
+        fields[name_field] = tool_name
+    if call_id is not None:
+        fields["call_id"] = call_id
+    if media_type is not None:
+        fields["media_type"] = media_type
+    if blob_sha256 is not None:
+        fields["data"] = blobs[blob_sha256]
+    return fields
+
+
+def block_from_row(row: Any, blobs: Mapping[str, bytes]) -> Block:
+    return BLOCK.validate_python(block_fields(row, blobs))
 
 
 def _internalize(value: Any, blobs: Mapping[str, bytes]) -> Any:
@@ -161,27 +189,45 @@ def from_utc(value: datetime | None, offset: int | None) -> datetime | None:
 _MESSAGE_TEXT = ("source_role", "name", "source_format", "source_type", "external_id", "model")
 
 
-def message_row(msg: Message, *, id: str, conversation_id: str, seq: int, window_start: int,
-                budget: Budget) -> dict[str, Any]:
-    created_at, offset = to_utc(msg.created_at)
-    row = {
-        "id": id, "conversation_id": conversation_id, "seq": seq, "window_start": window_start,
-        "role": msg.role, "created_at": created_at, "utc_offset": offset,
-        "usage": budget.json("usage", msg.usage.model_dump(exclude_defaults=True) if msg.usage else None),
-        "metadata": budget.json("metadata", msg.metadata or None),
-        "extras": budget.json("extras", msg.extras or None),
-    }
-    for field in _MESSAGE_TEXT:
-        row[field] = budget.text(field, getattr(msg, field), field)
-    return row
+def message_rows(dumped: Sequence[dict[str, Any]], *, ids: Sequence[str], conversation_id: str, first_seq: int,
+                 window_starts: Sequence[int], budgets: Sequence[Budget]) -> list[dict[str, Any]]:
+    rows = []
+    for i, (dump, id, start, budget) in enumerate(zip(dumped, ids, window_starts, budgets)):
+        created_at, offset = to_utc(dump.get("created_at"))
+        row = {
+            "id": id, "conversation_id": conversation_id, "seq": first_seq + i, "window_start": start,
+            "role": dump["role"], "created_at": created_at, "utc_offset": offset,
+            "usage": budget.json("usage", dump.get("usage")),
+            "metadata": budget.json("metadata", dump.get("metadata")),
+            "extras": budget.json("extras", dump.get("extras")),
+        }
+        for field in _MESSAGE_TEXT:
+            row[field] = budget.text(field, dump.get(field), field)
+        rows.append(row)
+    return rows
 
 
-def message_from_row(row: Mapping[str, Any], blocks: list[Block]) -> Message:
-    return Message(
-        role=row["role"], content=blocks, source_role=row["source_role"], name=row["name"],
-        source_format=row["source_format"], source_type=row["source_type"],
-        external_id=row["external_id"], model=row["model"],
-        created_at=from_utc(row["created_at"], row["utc_offset"]),
-        usage=Usage.model_validate(row["usage"]) if row["usage"] is not None else None,
-        metadata=row["metadata"] or {}, extras=row["extras"] or {},
-    )
+MESSAGE_COLUMNS = ("seq", "role", *_MESSAGE_TEXT, "created_at", "utc_offset", "usage", "metadata", "extras")
+BLOCK_COLUMNS = ("kind", "text", "media_type", "tool_name", "call_id", "blob_sha256", "payload")
+"""The columns :func:`messages_from_rows` takes, in this order (block rows start with the message's seq)."""
+
+
+def messages_from_rows(message_rows: Sequence[Sequence[Any]], block_rows: Sequence[Sequence[Any]],
+                       blobs: Mapping[str, bytes]) -> list[Message]:
+    """Messages from their rows and their blocks' rows (in seq order): validated in one
+    call into pydantic-core."""
+    content: dict[int, list[dict[str, Any]]] = {}
+    for row in block_rows:
+        content.setdefault(row[0], []).append(block_fields(row[1:], blobs))
+    names = MESSAGE_COLUMNS[2:]
+    fields = []
+    for seq, role, *rest in message_rows:
+        message: dict[str, Any] = {"role": role, "content": content.get(seq, [])}
+        for name, value in zip(names, rest):
+            if value is not None:
+                message[name] = value
+        if (created_at := message.get("created_at")) is not None:
+            message["created_at"] = from_utc(created_at, message.pop("utc_offset", None))
+        message.pop("utc_offset", None)
+        fields.append(message)
+    return MESSAGES.validate_python(fields)

@@ -13,6 +13,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine as _create_async_engine
 
 from .errors import DatabaseError, SchemaOutdatedError
 from .schema import dumps, loads, metadata
@@ -24,6 +25,9 @@ VERSION_TABLE = "convstore_alembic_version"
 
 # Plain "postgresql://" and "mysql://" get the drivers convstore installs with its extras.
 _DEFAULT_DRIVERS = {"postgresql": "postgresql+psycopg", "mysql": "mysql+pymysql", "mariadb": "mariadb+pymysql"}
+_ASYNC_DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+psycopg", "mysql": "mysql+asyncmy",
+                  "mariadb": "mariadb+asyncmy"}
+_SYNC_ONLY = {"pysqlite", "pymysql", "mysqldb", "psycopg2"}
 SQLITE_BUSY_TIMEOUT_S = 60.0
 
 
@@ -44,8 +48,10 @@ def alembic_config(url: str | None = None) -> Config:
     return config
 
 
-def normalize_url(url: str | sa.URL) -> sa.URL:
+def normalize_url(url: str | sa.URL, *, asynchronous: bool = False) -> sa.URL:
     parsed = sa.make_url(url)
+    if asynchronous and parsed.get_driver_name() in _SYNC_ONLY:
+        parsed = parsed.set(drivername=_ASYNC_DRIVERS.get(parsed.get_backend_name(), parsed.drivername))
     parsed = parsed.set(drivername=_DEFAULT_DRIVERS.get(parsed.drivername, parsed.drivername))
     if parsed.get_backend_name() in ("mysql", "mariadb") and "charset" not in parsed.query:
         parsed = parsed.update_query_dict({"charset": "utf8mb4"})
@@ -59,6 +65,16 @@ def create_engine(url: str | sa.URL, **kwargs: Any) -> sa.Engine:
     engine = sa.create_engine(parsed, json_serializer=dumps, json_deserializer=loads, **kwargs)
     if parsed.get_backend_name() == "sqlite":
         _configure_sqlite(engine)
+    return engine
+
+
+def create_async_engine(url: str | sa.URL, **kwargs: Any) -> AsyncEngine:
+    """The asyncio engine with the same settings, on the backend's async driver
+    (aiosqlite, psycopg, asyncmy) unless the URL names one."""
+    parsed = normalize_url(url, asynchronous=True)
+    engine = _create_async_engine(parsed, json_serializer=dumps, json_deserializer=loads, **kwargs)
+    if parsed.get_backend_name() == "sqlite":
+        _configure_sqlite(engine.sync_engine)
     return engine
 
 
@@ -117,37 +133,61 @@ def ensure_schema(engine: sa.Engine, *, create: bool = True) -> bool:
 
     Returns True when it created the tables.
     """
-    head = head_revision()
-    current = _current_revision(engine)
-    if current == head:
-        return False
-    url = engine.url.render_as_string(hide_password=True)
-    if current is not None or sa.inspect(engine).has_table("conversations"):
-        raise SchemaOutdatedError(url, current, head)
-    if not create:
-        raise SchemaOutdatedError(url, None, head)
-    log.info("convstore: new database %s, creating the tables (alembic upgrade head)", url)
+    with engine.connect() as conn:
+        if not schema_missing(conn, create=create):
+            return False
     try:
-        upgrade(engine)
+        with engine.begin() as conn:
+            create_schema(conn)
     except Exception:
-        # Another process may have created the schema at the same moment.
-        if _current_revision(engine) != head:
-            raise
+        with engine.connect() as conn:  # another process may have created it at the same moment
+            if current_revision_on(conn) != head_revision():
+                raise
         return False
     return True
 
 
+def schema_missing(conn: sa.Connection, *, create: bool) -> bool:
+    """True for an empty database that may be created; False at the head revision;
+    :class:`SchemaOutdatedError` otherwise."""
+    head = head_revision()
+    current = current_revision_on(conn)
+    if current == head:
+        return False
+    url = conn.engine.url.render_as_string(hide_password=True)
+    if current is not None or sa.inspect(conn).has_table("conversations"):
+        raise SchemaOutdatedError(url, current, head)
+    if not create:
+        raise SchemaOutdatedError(url, None, head)
+    return True
+
+
+def create_schema(conn: sa.Connection) -> None:
+    """``alembic upgrade head`` on ``conn`` (in its transaction), said in the log."""
+    url = conn.engine.url.render_as_string(hide_password=True)
+    log.info("convstore: new database %s, creating the tables (alembic upgrade head)", url)
+    run_alembic(conn, command.upgrade, "head")
+
+
+def current_revision_on(conn: sa.Connection) -> str | None:
+    return MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE}).get_current_revision()
+
+
 def _current_revision(engine: sa.Engine) -> str | None:
     with engine.connect() as conn:
-        return MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE}).get_current_revision()
+        return current_revision_on(conn)
+
+
+def run_alembic(conn: sa.Connection, action: Any, *args: str) -> None:
+    """Run an Alembic command on ``conn`` (the cookbook's shared connection)."""
+    config = alembic_config()
+    config.attributes["connection"] = conn
+    action(config, *args)
 
 
 def _alembic(engine: sa.Engine, action: Any, *args: str) -> None:
-    """Run an Alembic command on a connection of ``engine`` (the cookbook's shared connection)."""
-    config = alembic_config()
     with database_errors(engine), engine.begin() as conn:
-        config.attributes["connection"] = conn
-        action(config, *args)
+        run_alembic(conn, action, *args)
 
 
 def upgrade(engine: sa.Engine, revision: str = "head") -> None:

@@ -133,6 +133,13 @@ class SafeText(TypeDecorator[str]):
             return json.loads(value[len(MARK):])
         return value
 
+    # Elsewhere text is stored as it is: no per-value call on the hot paths.
+    def bind_processor(self, dialect: sa.Dialect) -> Any:
+        return super().bind_processor(dialect) if dialect.name == "postgresql" else None
+
+    def result_processor(self, dialect: sa.Dialect, coltype: Any) -> Any:
+        return super().result_processor(dialect, coltype) if dialect.name == "postgresql" else None
+
 
 class SafeString(SafeText):
     """A bounded string that may hold NUL characters, also on PostgreSQL."""

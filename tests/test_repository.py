@@ -257,9 +257,9 @@ def test_namespaces_are_isolated(store, database_url):
 
 
 def test_chunked_writes_link_across_chunks_and_report_the_right_index(store, monkeypatch):
-    import store.repository as repository
+    import store.operations as operations
 
-    monkeypatch.setattr(repository, "CHUNK", 3)
+    monkeypatch.setattr(operations, "CHUNK", 3)
     msgs = chat(20)
     seen = []
     cid = store.save(msgs, progress=seen.append)
@@ -282,3 +282,30 @@ def test_every_format_round_trips_through_the_database(store, name):
     cid = store.save(copy.deepcopy(data), format=name)
     assert store.load(cid, format=name) == data
     assert len(store.find_tool_calls(conversation_id=cid)) > 0
+
+
+# --- truncating (the memory backends' pop and clear) --------------------------------
+
+
+def test_truncate_pops_messages_and_reopens_their_calls(store):
+    msgs = [{"role": "user", "content": "go"}, *tool_turn(1), *tool_turn(2), {"role": "assistant", "content": "ok"}]
+    cid = store.save(copy.deepcopy(OPENAI_CHAT[2:3]) + msgs)  # an image first
+    assert store.truncate(cid, 5) == 2  # the last result and the answer
+    assert store.get_tool_call("call_2").status == "pending"
+    assert store.get_tool_call("call_1").status == "answered"
+    store.append(cid, [{"role": "tool", "tool_call_id": "call_2", "content": "late"}])
+    assert store.get_tool_call("call_2").result == "late" and store.info(cid).message_count == 6
+    assert store.truncate(cid, 3) == 3
+    with pytest.raises(ToolCallNotFoundError):
+        store.get_tool_call("call_2")
+    assert store.load(cid)[1:] == msgs[:2] and count_rows(store, "blobs", cid) == 3  # image, audio, pdf
+    assert store.truncate(cid, 99) == 0
+    assert store.truncate(cid, 0) == 3
+    assert store.load(cid) == [] and count_rows(store, "blobs", cid) == 0
+    store.append(cid, tool_turn(1))  # its call id is free again
+    assert store.get_tool_call("call_1").status == "answered"
+
+
+def test_truncate_of_a_missing_conversation(store):
+    with pytest.raises(ConversationNotFoundError):
+        store.truncate("0193f0c2-0000-7000-8000-000000000000", 0)

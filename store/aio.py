@@ -1,0 +1,182 @@
+"""The asyncio twin of :class:`~store.ConversationStore`.
+
+Same operations, same guarantees (every write one transaction, a fixed number
+of statements per load, windows that keep tool calls with their results), on
+async drivers: aiosqlite, psycopg's async mode, asyncmy. The SQL and the row
+mapping are the very functions the sync store runs (:mod:`store.operations`),
+called through ``AsyncConnection.run_sync``; only the I/O differs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from . import db, operations as ops
+from .codec import new_id
+from .errors import DatabaseError
+from .formats import Loss
+from .gcpause import paused_gc
+from .limits import Limits
+from .model import Conversation, Message, ToolCallRecord, ToolStatus
+from .operations import ConversationInfo
+from .repository import DEFAULT_NAMESPACE, DEFAULT_URL, StoreBase, packet_size
+
+T = TypeVar("T")
+
+
+class AsyncConversationStore(StoreBase):
+    """Conversations in SQLite, PostgreSQL or MariaDB/MySQL, for asyncio programs.
+
+    ``url`` takes the same URLs as the sync store (``sqlite:///…``,
+    ``postgresql://…``, ``mysql://…``); convstore picks the async driver. The
+    database is opened (and, if empty, given its tables, which is logged) on
+    first use, or explicitly with ``await store.open()`` / ``async with``.
+    """
+
+    def __init__(self, url: str | sa.URL = DEFAULT_URL, *, namespace: str = DEFAULT_NAMESPACE,
+                 format: str = "openai", create: bool = True, limits: Limits | None = None,
+                 engine: AsyncEngine | None = None) -> None:
+        super().__init__(namespace=namespace, format=format, limits=limits)
+        self.engine = engine if engine is not None else db.create_async_engine(url)
+        self._create = create
+        self._opened: asyncio.Future[bool] | None = None
+        self.created_schema = False
+
+    @property
+    def url(self) -> str:
+        return self.engine.url.render_as_string(hide_password=True)
+
+    async def open(self) -> AsyncConversationStore:
+        """Check the schema (creating it in an empty database unless ``create=False``).
+        Every operation does this once by itself; call it to fail early."""
+        if self._opened is None:
+            self._opened = asyncio.ensure_future(self._open())
+        try:
+            self.created_schema = await asyncio.shield(self._opened)
+        except BaseException:
+            self._opened = None  # let a later call try again
+            raise
+        return self
+
+    async def _open(self) -> bool:
+        with db.database_errors(self.engine.sync_engine, "cannot open"):
+            async with self.engine.connect() as conn:
+                missing = await conn.run_sync(partial(db.schema_missing, create=self._create))
+                self._cap_limits(await conn.run_sync(packet_size))
+            if not missing:
+                return False
+            try:
+                async with self.engine.begin() as conn:
+                    await conn.run_sync(db.create_schema)
+            except Exception:
+                async with self.engine.connect() as conn:  # another process may have created it
+                    if await conn.run_sync(db.current_revision_on) != db.head_revision():
+                        raise
+                return False
+            return True
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+    async def __aenter__(self) -> AsyncConversationStore:
+        return await self.open()
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.close()
+
+    @asynccontextmanager
+    async def _connection(self, write: bool) -> AsyncIterator[AsyncConnection]:
+        await self.open()
+        with db.database_errors(self.engine.sync_engine):
+            async with self.engine.connect() as conn:
+                if write:
+                    conn = await conn.execution_options(convstore_write=True)
+                async with conn.begin():
+                    yield conn
+
+    async def _run(self, write: bool, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(sync_connection, scope, *args)`` in one transaction on an async connection."""
+        async with self._connection(write) as conn:
+            with paused_gc():
+                return await conn.run_sync(fn, self.scope, *args, **kwargs)
+
+    # --- writes ------------------------------------------------------------------
+
+    async def save(self, messages: Any, format: str | None = None, *, title: str | None = None,
+                   metadata: dict[str, Any] | None = None, source_format: str | None = None,
+                   progress: Callable[[int], None] | None = None) -> str:
+        """Store ``messages`` (in ``format``) as a new conversation and return its id."""
+        canonical = self._canonical(messages, format)
+        conversation_id = new_id()
+        await self._run(True, ops.save, conversation_id, canonical, title=title, metadata=metadata,
+                        source_format=self._source_format(format, source_format), progress=progress)
+        return conversation_id
+
+    async def conversation_for(self, key: str, *, title: str | None = None,
+                               metadata: dict[str, Any] | None = None) -> str:
+        """The id of the conversation named ``key`` in this namespace, created empty if
+        there is none; concurrent callers all get the same one."""
+        if (found := await self._run(False, ops.by_key, key)) is not None:
+            return found
+        try:
+            await self._run(True, ops.new_conversation, new_id(), key=key, title=title, metadata=metadata)
+        except DatabaseError as exc:
+            if not isinstance(exc.__cause__, sa.exc.IntegrityError):
+                raise  # an IntegrityError means another writer created it first: theirs is the one
+        found = await self._run(False, ops.by_key, key)
+        assert found is not None
+        return found
+
+    async def append(self, conversation_id: str, messages: Any, format: str | None = None, *,
+                     progress: Callable[[int], None] | None = None) -> None:
+        """Add ``messages`` to the end of a conversation, all or nothing; concurrent
+        appends to one conversation each land as one contiguous run."""
+        canonical = self._canonical(messages, format)
+        await self._run(True, ops.append, conversation_id, canonical, progress=progress)
+
+    async def truncate(self, conversation_id: str, keep: int) -> int:
+        """Remove the messages from index ``keep`` on; return how many were removed."""
+        return await self._run(True, ops.truncate, conversation_id, keep)
+
+    async def delete(self, conversation_id: str) -> None:
+        """Delete a conversation and everything stored with it."""
+        await self._run(True, ops.delete, conversation_id)
+
+    # --- reads -------------------------------------------------------------------
+
+    async def load(self, conversation_id: str, format: str | None = None, *, last: int | None = None,
+                   strict: bool = False, on_loss: Callable[[Loss], None] | None = None) -> Any:
+        """The conversation in ``format`` (``last=N``: the recent window, widened to keep
+        tool calls with their results)."""
+        target = self._target(format)
+        return self._output(await self.load_messages(conversation_id, last=last), target, strict, on_loss)
+
+    async def load_messages(self, conversation_id: str, *, last: int | None = None) -> list[Message]:
+        return (await self.get_conversation(conversation_id, last=last)).messages
+
+    async def get_conversation(self, conversation_id: str, *, last: int | None = None) -> Conversation:
+        """The conversation with its canonical messages: four statements (five with ``last``)."""
+        return await self._run(False, ops.get_conversation, conversation_id, last)
+
+    async def info(self, conversation_id: str) -> ConversationInfo:
+        return await self._run(False, ops.require, conversation_id)
+
+    async def list_conversations(self, *, limit: int | None = None) -> list[ConversationInfo]:
+        return await self._run(False, ops.list_conversations, limit)
+
+    async def get_tool_call(self, call_id: str, conversation_id: str | None = None) -> ToolCallRecord:
+        return await self._run(False, ops.get_tool_call, call_id, conversation_id)
+
+    async def find_tool_calls(self, *, name: str | None = None, status: ToolStatus | None = None,
+                              call_id: str | None = None, conversation_id: str | None = None,
+                              limit: int | None = None) -> list[ToolCallRecord]:
+        return await self._run(False, ops.find_tool_calls, name=name, status=status, call_id=call_id,
+                               conversation_id=conversation_id, limit=limit)
+

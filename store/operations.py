@@ -1,0 +1,378 @@
+"""What the store does on one connection: the SQL and the row mapping.
+
+Every function here takes a synchronous SQLAlchemy ``Connection`` inside a
+transaction the caller owns. :class:`~store.ConversationStore` calls them
+directly; :class:`~store.AsyncConversationStore` calls the very same functions
+through ``AsyncConnection.run_sync``, so both stores share one implementation
+and differ only in how they do I/O.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import sqlalchemy as sa
+from pydantic import BaseModel
+
+from . import bulk, links
+from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, BlobSink, block_from_row, block_rows, blob_refs, from_utc, message_rows, messages_from_rows, new_id
+from .errors import AmbiguousToolCallError, ConversationNotFoundError, InputError, ToolCallNotFoundError
+from .limits import Budget, Limits
+from .model import MESSAGES, Conversation, Message, ToolCallRecord, ToolStatus
+from .schema import BlobRow, BlockRow, ConversationRow, MessageRow, ToolCallRow
+
+CHUNK = 5000
+"""Messages per insert round within one write transaction."""
+
+conversations = ConversationRow.__table__
+messages_t = MessageRow.__table__
+blocks_t = BlockRow.__table__
+blobs_t = BlobRow.__table__
+tool_calls_t = ToolCallRow.__table__
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Who is asking: the tenant every read and write is confined to, and its limits."""
+
+    namespace: str
+    limits: Limits
+
+
+class ConversationInfo(BaseModel):
+    """A conversation without its messages, as ``list_conversations`` returns it."""
+
+    id: str
+    namespace: str
+    key: str | None
+    title: str | None
+    source_format: str | None
+    message_count: int
+    created_at: datetime
+    updated_at: datetime
+    metadata: dict[str, Any]
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def valid_id(value: str) -> bool:
+    try:
+        uuid.UUID(str(value))
+    except ValueError:
+        return False
+    return True
+
+
+# --- conversations -----------------------------------------------------------------
+
+
+def new_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, *, key: str | None = None,
+                     title: str | None = None, source_format: str | None = None,
+                     metadata: dict[str, Any] | None = None) -> None:
+    stamp = now()
+    conn.execute(conversations.insert(), {
+        "id": conversation_id, "namespace": scope.namespace, "key": key, "title": title,
+        "source_format": source_format, "message_count": 0, "created_at": stamp, "updated_at": stamp,
+        "metadata": metadata or None,
+    })
+
+
+def by_key(conn: sa.Connection, scope: Scope, key: str) -> str | None:
+    c = conversations
+    return conn.execute(
+        sa.select(c.c.id).where(c.c.namespace == scope.namespace, c.c.key == key)
+    ).scalar_one_or_none()
+
+
+def owned(scope: Scope, conversation_id: str) -> tuple[sa.ColumnElement[bool], ...]:
+    return (conversations.c.id == conversation_id, conversations.c.namespace == scope.namespace)
+
+
+def require(conn: sa.Connection, scope: Scope, conversation_id: str) -> ConversationInfo:
+    row = conn.execute(
+        sa.select(conversations).where(*owned(scope, conversation_id))
+    ).mappings().one_or_none() if valid_id(conversation_id) else None
+    if row is None:
+        raise ConversationNotFoundError(conversation_id, scope.namespace)
+    return info(row)
+
+
+def locked_count(conn: sa.Connection, scope: Scope, conversation_id: str) -> int:
+    """The conversation's message count, its row locked until the transaction ends
+    (so concurrent appends to one conversation take turns)."""
+    count = conn.execute(
+        sa.select(conversations.c.message_count).where(*owned(scope, conversation_id)).with_for_update()
+    ).scalar_one_or_none() if valid_id(conversation_id) else None
+    if count is None:
+        raise ConversationNotFoundError(conversation_id, scope.namespace)
+    return count
+
+
+def list_conversations(conn: sa.Connection, scope: Scope, limit: int | None = None) -> list[ConversationInfo]:
+    c = conversations
+    query = sa.select(c).where(c.c.namespace == scope.namespace).order_by(c.c.created_at.desc(), c.c.id.desc())
+    return [info(r) for r in conn.execute(query.limit(limit) if limit else query).mappings()]
+
+
+def delete(conn: sa.Connection, scope: Scope, conversation_id: str) -> None:
+    require(conn, scope, conversation_id)
+    # Children first: MySQL checks foreign keys row by row, whatever the cascade order.
+    for table in (tool_calls_t, blocks_t, blobs_t, messages_t):
+        conn.execute(table.delete().where(table.c.conversation_id == conversation_id))
+    conn.execute(conversations.delete().where(conversations.c.id == conversation_id))
+
+
+def truncate(conn: sa.Connection, scope: Scope, conversation_id: str, keep: int) -> int:
+    """Remove every message from seq ``keep`` on; returns how many went.
+
+    Calls whose results go become pending again; results whose calls go lose
+    their link (there is nothing left to link them to)."""
+    count = locked_count(conn, scope, conversation_id)
+    keep = max(0, min(keep, count))
+    if keep == count:
+        return 0
+    t, cid = tool_calls_t, conversation_id
+    conn.execute(t.delete().where(t.c.conversation_id == cid, t.c.call_seq >= keep))
+    conn.execute(
+        t.update().where(t.c.conversation_id == cid, t.c.result_seq >= keep)
+        .values(status="pending", result_block_id=None, result_seq=None)
+    )
+    gone = sa.select(messages_t.c.id).where(messages_t.c.conversation_id == cid, messages_t.c.seq >= keep)
+    conn.execute(blocks_t.delete().where(blocks_t.c.conversation_id == cid, blocks_t.c.message_id.in_(gone)))
+    conn.execute(messages_t.delete().where(messages_t.c.conversation_id == cid, messages_t.c.seq >= keep))
+    used = sa.select(blocks_t.c.blob_sha256).where(
+        blocks_t.c.conversation_id == cid, blocks_t.c.blob_sha256.is_not(None))
+    if keep == 0:  # blobs referenced from tool-result payloads only are gone too
+        conn.execute(blobs_t.delete().where(blobs_t.c.conversation_id == cid))
+    else:
+        results = conn.execute(sa.select(blocks_t.c.payload).where(
+            blocks_t.c.conversation_id == cid, blocks_t.c.kind == "tool_result")).scalars()
+        nested = {ref for payload in results if payload for ref in blob_refs(payload)}
+        conn.execute(blobs_t.delete().where(
+            blobs_t.c.conversation_id == cid, blobs_t.c.sha256.not_in(used),
+            *([blobs_t.c.sha256.not_in(nested)] if nested else [])))
+    conn.execute(conversations.update().where(conversations.c.id == cid)
+                 .values(message_count=keep, updated_at=now()))
+    return count - keep
+
+
+# --- writing messages --------------------------------------------------------------
+
+
+def save(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message], *,
+         title: str | None, metadata: dict[str, Any] | None, source_format: str | None,
+         progress: Callable[[int], None] | None) -> None:
+    """A new conversation holding ``msgs``."""
+    new_conversation(conn, scope, conversation_id, title=title, metadata=metadata, source_format=source_format)
+    insert(conn, scope, conversation_id, msgs, first_seq=0, fresh=True, progress=progress)
+
+
+def append(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message], *,
+           progress: Callable[[int], None] | None) -> None:
+    """``msgs`` at the end of the conversation, its row locked meanwhile."""
+    count = locked_count(conn, scope, conversation_id)
+    insert(conn, scope, conversation_id, msgs, first_seq=count, fresh=False, progress=progress)
+
+
+def insert(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message], *,
+           first_seq: int, fresh: bool, progress: Callable[[int], None] | None = None) -> None:
+    """Insert in chunks (bounded memory, progress to report), all in the caller's transaction."""
+    for start in range(0, len(msgs), CHUNK):
+        chunk = msgs[start:start + CHUNK]
+        _insert_chunk(conn, scope, conversation_id, chunk, first_seq=first_seq + start,
+                      fresh=fresh and start == 0, index_base=start)
+        if progress is not None:
+            progress(len(chunk))
+
+
+def _insert_chunk(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message], *,
+                  first_seq: int, fresh: bool, index_base: int) -> None:
+    known = {} if fresh else _known_calls(conn, conversation_id, links.referenced_call_ids(msgs))
+    lo = links.earliest_open_call(msgs, known)
+    prior = {} if lo is None else dict(conn.execute(
+        sa.select(messages_t.c.seq, messages_t.c.window_start)
+        .where(messages_t.c.conversation_id == conversation_id, messages_t.c.seq >= lo)
+    ).all())
+    blobs = BlobSink(conversation_id)
+    message_ids = [new_id() for _ in msgs]
+    budgets = [Budget(index_base + i, scope.limits) for i in range(len(msgs))]
+    dumped = MESSAGES.dump_python(list(msgs), exclude_defaults=True)
+    blocks, block_ids = block_rows(msgs, dumped, conversation_id=conversation_id, message_ids=message_ids,
+                                   blobs=blobs, budgets=budgets)
+    plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
+                      block_ids=block_ids, known=known, prior_starts=prior)
+    rows = message_rows(dumped, ids=message_ids, conversation_id=conversation_id, first_seq=first_seq,
+                        window_starts=plan.window_starts, budgets=budgets)
+    for budget in budgets:
+        budget.check()
+    _insert_blobs(conn, conversation_id, blobs, fresh)
+    bulk.insert(conn, messages_t, rows)
+    bulk.insert(conn, blocks_t, blocks)
+    bulk.insert(conn, tool_calls_t, plan.inserts)
+    if plan.updates:
+        conn.execute(
+            tool_calls_t.update().where(tool_calls_t.c.id == sa.bindparam("link_id"))
+            .values(status=sa.bindparam("status"), result_block_id=sa.bindparam("result_block_id"),
+                    result_seq=sa.bindparam("result_seq")),
+            plan.updates,
+        )
+    conn.execute(
+        conversations.update().where(conversations.c.id == conversation_id)
+        .values(message_count=first_seq + len(msgs), updated_at=now())
+    )
+
+
+def _known_calls(conn: sa.Connection, conversation_id: str, call_ids: set[str]) -> dict[str, links.KnownCall]:
+    if not call_ids:
+        return {}
+    t = tool_calls_t
+    rows = conn.execute(
+        sa.select(t.c.call_id, t.c.id, t.c.call_seq, t.c.result_block_id)
+        .where(t.c.conversation_id == conversation_id, t.c.call_id.in_(call_ids))
+    ).all()
+    return {r.call_id: links.KnownCall(r.id, r.call_seq, r.result_block_id is not None) for r in rows}
+
+
+def _insert_blobs(conn: sa.Connection, conversation_id: str, blobs: BlobSink, fresh: bool) -> None:
+    if not blobs.rows:
+        return
+    new = blobs.rows
+    if not fresh:
+        stored = set(conn.execute(
+            sa.select(blobs_t.c.sha256)
+            .where(blobs_t.c.conversation_id == conversation_id, blobs_t.c.sha256.in_(new))
+        ).scalars())
+        new = {k: v for k, v in new.items() if k not in stored}
+    bulk.insert(conn, blobs_t, list(new.values()))
+
+
+# --- reading -----------------------------------------------------------------------
+
+
+def get_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | None) -> Conversation:
+    """Four statements (five with ``last``), whatever the length."""
+    if last is not None and last < 0:
+        raise InputError(f"last must be >= 0, got {last}")
+    found = require(conn, scope, conversation_id)
+    start = 0
+    if last is not None:
+        start = found.message_count
+        if last > 0:
+            start = conn.execute(
+                sa.select(sa.func.min(messages_t.c.window_start)).where(
+                    messages_t.c.conversation_id == conversation_id,
+                    messages_t.c.seq >= max(found.message_count - last, 0),
+                )
+            ).scalar_one() or 0
+    msgs = _messages(conn, conversation_id, start, windowed=last is not None)
+    return Conversation(id=found.id, namespace=found.namespace, title=found.title,
+                        created_at=found.created_at, metadata=found.metadata or {}, messages=msgs)
+
+
+
+
+def _messages(conn: sa.Connection, conversation_id: str, start: int, windowed: bool) -> list[Message]:
+    m, b = messages_t, blocks_t
+    # No ids are read: blocks are grouped by their message's seq, which both queries order by.
+    message_rows_ = conn.execute(
+        sa.select(*(m.c[name] for name in MESSAGE_COLUMNS))
+        .where(m.c.conversation_id == conversation_id, m.c.seq >= start).order_by(m.c.seq)
+    ).all()
+    if not message_rows_:
+        return []
+    block_rows_ = conn.execute(
+        sa.select(m.c.seq, *(b.c[name] for name in BLOCK_COLUMNS)).join(m, m.c.id == b.c.message_id)
+        .where(m.c.conversation_id == conversation_id, m.c.seq >= start)
+        .order_by(m.c.seq, b.c.position)
+    ).all()
+    blobs = _blobs(conn, conversation_id, [r[1:] for r in block_rows_], everything=not windowed)
+    return messages_from_rows(message_rows_, block_rows_, blobs)
+
+
+def _blobs(conn: sa.Connection, conversation_id: str, block_rows_: Sequence[Any],
+           everything: bool = False) -> dict[str, bytes]:
+    wanted = {r[5] for r in block_rows_ if r[5]}  # rows in BLOCK_COLUMNS order
+    wanted.update(ref for r in block_rows_ if r[0] == "tool_result" and r[6] for ref in blob_refs(r[6]))
+    if not wanted:
+        return {}
+    query = sa.select(blobs_t.c.sha256, blobs_t.c.data).where(blobs_t.c.conversation_id == conversation_id)
+    if not everything:
+        query = query.where(blobs_t.c.sha256.in_(wanted))
+    return dict(conn.execute(query).all())
+
+
+def get_tool_call(conn: sa.Connection, scope: Scope, call_id: str, conversation_id: str | None) -> ToolCallRecord:
+    records = find_tool_calls(conn, scope, call_id=call_id, conversation_id=conversation_id)
+    if not records:
+        where = f"in conversation {conversation_id!r}" if conversation_id else f"in namespace {scope.namespace!r}"
+        raise ToolCallNotFoundError(call_id, where)
+    if len(records) > 1:
+        raise AmbiguousToolCallError(call_id, [r.conversation_id for r in records])
+    return records[0]
+
+
+def find_tool_calls(conn: sa.Connection, scope: Scope, *, name: str | None = None,
+                    status: ToolStatus | None = None, call_id: str | None = None,
+                    conversation_id: str | None = None, limit: int | None = None) -> list[ToolCallRecord]:
+    if status is not None and status not in ("pending", "answered", "error"):
+        raise InputError(f"status must be pending, answered or error, got {status!r}")
+    if conversation_id is not None and not valid_id(conversation_id):
+        return []
+    t = tool_calls_t
+    cb, rb = blocks_t.alias("call_block"), blocks_t.alias("result_block")
+    cm, rm = messages_t.alias("call_message"), messages_t.alias("result_message")
+    query = (
+        sa.select(
+            t.c.call_id, t.c.name, t.c.status, t.c.conversation_id, t.c.call_seq, t.c.result_seq,
+            cb.c.payload.label("call_payload"), cm.c.created_at.label("call_at"),
+            cm.c.utc_offset.label("call_offset"), rm.c.created_at.label("result_at"),
+            rm.c.utc_offset.label("result_offset"),
+            *(rb.c[name].label(f"r_{name}") for name in BLOCK_COLUMNS),
+        )
+        .join(conversations, conversations.c.id == t.c.conversation_id)
+        .join(cb, cb.c.id == t.c.call_block_id)
+        .join(cm, cm.c.id == cb.c.message_id)
+        .outerjoin(rb, rb.c.id == t.c.result_block_id)
+        .outerjoin(rm, rm.c.id == rb.c.message_id)
+        .where(conversations.c.namespace == scope.namespace)
+        .order_by(t.c.id)
+    )
+    filters = {t.c.name: name, t.c.status: status, t.c.call_id: call_id, t.c.conversation_id: conversation_id}
+    query = query.where(*(col == value for col, value in filters.items() if value is not None))
+    rows = conn.execute(query.limit(limit) if limit else query).mappings().all()
+    results = [tuple(r[f"r_{name}"] for name in BLOCK_COLUMNS) for r in rows]
+    blobs: dict[str, bytes] = {}
+    for cid in {r["conversation_id"] for r in rows}:
+        blobs.update(_blobs(conn, cid, [b for r, b in zip(rows, results) if r["conversation_id"] == cid]))
+    return [_record(r, b, blobs) for r, b in zip(rows, results)]
+
+
+def info(row: Any) -> ConversationInfo:
+    return ConversationInfo(
+        id=row["id"], namespace=row["namespace"], key=row["key"], title=row["title"],
+        source_format=row["source_format"],
+        message_count=row["message_count"], created_at=from_utc(row["created_at"], 0),
+        updated_at=from_utc(row["updated_at"], 0),
+        metadata=row["metadata"] or {},
+    )
+
+
+def _record(row: Any, result: tuple[Any, ...], blobs: dict[str, bytes]) -> ToolCallRecord:
+    payload = row["call_payload"] or {}
+    block = block_from_row(result, blobs) if result[0] else None
+    return ToolCallRecord(
+        call_id=row["call_id"], name=row["name"], status=row["status"],
+        arguments=payload.get("arguments"), arguments_raw=payload.get("arguments_raw"),
+        result=block.output if block is not None else None,
+        is_error=bool(block is not None and block.is_error),
+        conversation_id=row["conversation_id"], call_position=row["call_seq"],
+        result_position=row["result_seq"],
+        call_created_at=from_utc(row["call_at"], row["call_offset"]),
+        result_created_at=from_utc(row["result_at"], row["result_offset"]),
+    )
