@@ -141,6 +141,17 @@ class AsyncConversationStore(StoreBase):
         canonical = self._canonical(messages, format)
         await self._run(True, ops.append, conversation_id, canonical, progress=progress)
 
+    async def pop(self, conversation_id: str, n: int = 1, format: str | None = None) -> Any:
+        """Remove the last ``n`` messages and return them in ``format`` (oldest first)."""
+        target = self._target(format)
+        return self._output(await self._run(True, ops.pop, conversation_id, n), target, False, None)
+
+    async def replace(self, conversation_id: str, messages: Any, format: str | None = None, *,
+                      progress: Callable[[int], None] | None = None) -> None:
+        """Replace every message of a conversation with ``messages``, all or nothing."""
+        canonical = self._canonical(messages, format)
+        await self._run(True, ops.replace, conversation_id, canonical, progress=progress)
+
     async def truncate(self, conversation_id: str, keep: int) -> int:
         """Remove the messages from index ``keep`` on; return how many were removed."""
         return await self._run(True, ops.truncate, conversation_id, keep)

@@ -128,6 +128,24 @@ def delete(conn: sa.Connection, scope: Scope, conversation_id: str) -> None:
     conn.execute(conversations.delete().where(conversations.c.id == conversation_id))
 
 
+def pop(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> list[Message]:
+    """Remove the last ``n`` messages and return them (oldest first)."""
+    if n < 0:
+        raise InputError(f"n must be >= 0, got {n}")
+    count = locked_count(conn, scope, conversation_id)
+    keep = max(count - n, 0)
+    popped = _messages(conn, conversation_id, keep, windowed=True) if keep < count else []
+    truncate(conn, scope, conversation_id, keep)
+    return popped
+
+
+def replace(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message], *,
+            progress: Callable[[int], None] | None) -> None:
+    """The conversation's messages become ``msgs`` (its id, key and metadata stay)."""
+    truncate(conn, scope, conversation_id, 0)
+    insert(conn, scope, conversation_id, msgs, first_seq=0, fresh=False, progress=progress)
+
+
 def truncate(conn: sa.Connection, scope: Scope, conversation_id: str, keep: int) -> int:
     """Remove every message from seq ``keep`` on; returns how many went.
 

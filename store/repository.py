@@ -168,6 +168,21 @@ class ConversationStore(StoreBase):
         with self._write() as conn, paused_gc():
             ops.append(conn, self.scope, conversation_id, canonical, progress=progress)
 
+    def pop(self, conversation_id: str, n: int = 1, format: str | None = None) -> Any:
+        """Remove the last ``n`` messages and return them in ``format`` (oldest first)."""
+        target = self._target(format)
+        with self._write() as conn:
+            popped = ops.pop(conn, self.scope, conversation_id, n)
+        return self._output(popped, target, False, None)
+
+    def replace(self, conversation_id: str, messages: Any, format: str | None = None, *,
+                progress: Callable[[int], None] | None = None) -> None:
+        """Replace every message of a conversation with ``messages``, all or nothing
+        (for memories that edit their history: delete one message, compress, ...)."""
+        canonical = self._canonical(messages, format)
+        with self._write() as conn, paused_gc():
+            ops.replace(conn, self.scope, conversation_id, canonical, progress=progress)
+
     def truncate(self, conversation_id: str, keep: int) -> int:
         """Remove the messages from index ``keep`` on (``keep=0`` empties the
         conversation but keeps it); return how many were removed. Calls whose

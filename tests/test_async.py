@@ -44,6 +44,9 @@ def test_every_operation(database_url, namespace):
             "get_weather", {"city": "Paris", "unit": "C"}, "answered", 5)
         assert [r.call_id for r in await s.find_tool_calls(status="pending")] == ["call_bad"]
         assert [c.id for c in await s.list_conversations()] == [cid]
+        assert await s.pop(cid) == [{"role": "user", "content": "more"}]
+        await s.replace(cid, copy.deepcopy(OPENAI_CHAT) + [{"role": "user", "content": "again"}])
+        assert (await s.load(cid))[-1] == {"role": "user", "content": "again"}
         assert await s.truncate(cid, 4) == len(OPENAI_CHAT) + 1 - 4
         assert (await s.get_tool_call("call_paris")).status == "pending"
         await s.delete(cid)

@@ -309,3 +309,16 @@ def test_truncate_pops_messages_and_reopens_their_calls(store):
 def test_truncate_of_a_missing_conversation(store):
     with pytest.raises(ConversationNotFoundError):
         store.truncate("0193f0c2-0000-7000-8000-000000000000", 0)
+
+
+def test_pop_and_replace(store):
+    msgs = chat(8)
+    cid = store.save(msgs)
+    assert store.pop(cid, 3) == msgs[5:] and store.load(cid) == msgs[:5]
+    assert store.pop(cid, 0) == [] and store.info(cid).message_count == 5
+    store.replace(cid, msgs[2:])
+    assert store.load(cid) == msgs[2:]
+    with pytest.raises(DuplicateToolCallError):
+        store.replace(cid, tool_turn(1) + tool_turn(1))
+    assert store.load(cid) == msgs[2:]  # all or nothing
+    assert store.pop(cid, 99) == msgs[2:] and store.load(cid) == []

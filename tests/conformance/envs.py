@@ -24,6 +24,8 @@ from typing import Iterator
 REPO = Path(__file__).resolve().parents[2]
 HERE = REPO / "tests" / "conformance"
 PINS = HERE / "pins"
+PIN_DIRS = (PINS, REPO / "tests" / "integrations" / "pins")
+"""Where ``<env>.txt`` pins are looked for: conformance checkers, then integration suites."""
 FIXTURES = REPO / "tests" / "fixtures"
 ENVS = Path(os.environ.get("CONVSTORE_CONFORMANCE_DIR", REPO / ".conformance"))
 """Where the venvs live; ``CONVSTORE_CONFORMANCE_DIR`` moves them (e.g. to a CI cache)."""
@@ -44,6 +46,7 @@ class Checker:
 
 CHECKERS: dict[str, Checker] = {
     "openai": Checker("conf-openai", "check_openai.py"),
+    "openai-responses": Checker("conf-openai", "check_openai_responses.py"),
     "anthropic": Checker("conf-openai", "check_anthropic.py"),
     "qwen": Checker("conf-qwen", "check_qwen.py"),
     "autogen": Checker("conf-autogen", "check_autogen.py"),
@@ -200,10 +203,15 @@ def ensure_env(env: str) -> Path:
     return outcome
 
 
+def pins_of(env: str) -> Path:
+    for folder in PIN_DIRS:
+        if (pins := folder / f"{env}.txt").is_file():
+            return pins
+    raise EnvBuildError(f"no pins file {env}.txt in {', '.join(shown(d) for d in PIN_DIRS)}")
+
+
 def _ensure(env: str) -> Path:
-    pins = PINS / f"{env}.txt"
-    if not pins.is_file():
-        raise EnvBuildError(f"no pins file {pins} for conformance env {env!r}")
+    pins = pins_of(env)
     python = python_of(env)
     stamp = ENVS / env / STAMP
     wanted = _pins_hash(pins)

@@ -1,0 +1,45 @@
+"""The conversation every framework suite plays with its scripted model, and the check a
+reading suite runs on what another framework's backend wrote (no framework imported here)."""
+
+from __future__ import annotations
+
+import os
+
+from store import ConversationStore, Message
+
+QUESTION = "What is the weather in Paris?"
+TOOL = "get_weather"
+ARGUMENTS = {"city": "Paris"}
+RESULT = "Sunny, 21C"
+ANSWER = "It is sunny in Paris, 21C."
+
+URL = os.environ.get("CONVSTORE_TEST_URL", "sqlite:///convstore-integrations.db")
+SHARED_KEY = os.environ.get("CONVSTORE_SHARED_KEY", "")
+
+
+def get_weather(city: str) -> str:
+    """The tool every scripted agent calls."""
+    return RESULT if city == "Paris" else f"No weather for {city}"
+
+
+def texts(messages: list[Message]) -> list[str]:
+    return [b.text for m in messages for b in m.content if b.kind == "text"]
+
+
+def check_played(messages: list[Message]) -> None:
+    """``messages`` (canonical, as stored) hold the whole scripted turn, the call linked to its result."""
+    assert any(QUESTION in t for t in texts(messages)), texts(messages)
+    assert any(ANSWER in t for t in texts(messages)), texts(messages)
+    calls = [b for m in messages for b in m.content if b.kind == "tool_call"]
+    results = {b.call_id: b for m in messages for b in m.content if b.kind == "tool_result"}
+    assert [(c.name, c.arguments) for c in calls] == [(TOOL, ARGUMENTS)], calls
+    assert RESULT in str(results[calls[0].call_id].output)
+
+
+def check_stored(store: ConversationStore, key: str) -> None:
+    """The conversation named ``key`` holds the scripted turn, and its call is found by id."""
+    cid = store.conversation_for(key)
+    check_played(store.load_messages(cid))
+    [call] = store.find_tool_calls(conversation_id=cid)
+    assert (call.name, call.arguments, call.status) == (TOOL, ARGUMENTS, "answered")
+    assert RESULT in str(call.result)
