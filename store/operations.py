@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime, timezone
 from typing import Any
 
@@ -74,11 +75,11 @@ def valid_id(value: str) -> bool:
 
 def new_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, *, key: str | None = None,
                      title: str | None = None, source_format: str | None = None,
-                     metadata: dict[str, Any] | None = None) -> None:
+                     metadata: dict[str, Any] | None = None, message_count: int = 0) -> None:
     stamp = now()
     conn.execute(conversations.insert(), {
         "id": conversation_id, "namespace": scope.namespace, "key": key, "title": title,
-        "source_format": source_format, "message_count": 0, "created_at": stamp, "updated_at": stamp,
+        "source_format": source_format, "message_count": message_count, "created_at": stamp, "updated_at": stamp,
         "metadata": metadata or None,
     })
 
@@ -114,6 +115,32 @@ def locked_count(conn: sa.Connection, scope: Scope, conversation_id: str) -> int
     return count
 
 
+_RESERVE = (
+    conversations.update()
+    .where(conversations.c.id == sa.bindparam("cid"), conversations.c.namespace == sa.bindparam("ns"))
+    .values(message_count=conversations.c.message_count + sa.bindparam("n"), updated_at=sa.bindparam("now"))
+)
+
+
+def reserve(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> int:
+    """Claim the next ``n`` sequence numbers of a conversation and return the first.
+
+    The conversation's row stays locked until the transaction ends, so concurrent
+    appends take turns. Where UPDATE has RETURNING (SQLite, PostgreSQL) this is one
+    statement: on the agent-memory path every round trip counts."""
+    if not valid_id(conversation_id):
+        raise ConversationNotFoundError(conversation_id, scope.namespace)
+    params = {"cid": conversation_id, "ns": scope.namespace, "n": n, "now": now()}
+    if conn.dialect.update_returning:
+        count = conn.execute(_RESERVE.returning(conversations.c.message_count), params).scalar_one_or_none()
+        if count is None:
+            raise ConversationNotFoundError(conversation_id, scope.namespace)
+        return count - n
+    count = locked_count(conn, scope, conversation_id)
+    conn.execute(_RESERVE, params)
+    return count
+
+
 def list_conversations(conn: sa.Connection, scope: Scope, limit: int | None = None) -> list[ConversationInfo]:
     c = conversations
     query = sa.select(c).where(c.c.namespace == scope.namespace).order_by(c.c.created_at.desc(), c.c.id.desc())
@@ -143,6 +170,7 @@ def replace(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Seque
             progress: Callable[[int], None] | None) -> None:
     """The conversation's messages become ``msgs`` (its id, key and metadata stay)."""
     truncate(conn, scope, conversation_id, 0)
+    reserve(conn, scope, conversation_id, len(msgs))
     insert(conn, scope, conversation_id, msgs, first_seq=0, fresh=False, progress=progress)
 
 
@@ -187,20 +215,22 @@ def save(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence
          title: str | None, metadata: dict[str, Any] | None, source_format: str | None,
          progress: Callable[[int], None] | None) -> None:
     """A new conversation holding ``msgs``."""
-    new_conversation(conn, scope, conversation_id, title=title, metadata=metadata, source_format=source_format)
+    new_conversation(conn, scope, conversation_id, title=title, metadata=metadata, source_format=source_format,
+                     message_count=len(msgs))
     insert(conn, scope, conversation_id, msgs, first_seq=0, fresh=True, progress=progress)
 
 
 def append(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message], *,
            progress: Callable[[int], None] | None) -> None:
     """``msgs`` at the end of the conversation, its row locked meanwhile."""
-    count = locked_count(conn, scope, conversation_id)
-    insert(conn, scope, conversation_id, msgs, first_seq=count, fresh=False, progress=progress)
+    first = reserve(conn, scope, conversation_id, len(msgs))
+    insert(conn, scope, conversation_id, msgs, first_seq=first, fresh=False, progress=progress)
 
 
 def insert(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message], *,
            first_seq: int, fresh: bool, progress: Callable[[int], None] | None = None) -> None:
-    """Insert in chunks (bounded memory, progress to report), all in the caller's transaction."""
+    """Insert at ``first_seq`` (reserved by the caller) in chunks (bounded memory, progress
+    to report), all in the caller's transaction."""
     for start in range(0, len(msgs), CHUNK):
         chunk = msgs[start:start + CHUNK]
         _insert_chunk(conn, scope, conversation_id, chunk, first_seq=first_seq + start,
@@ -240,10 +270,6 @@ def _insert_chunk(conn: sa.Connection, scope: Scope, conversation_id: str, msgs:
                     result_seq=sa.bindparam("result_seq")),
             plan.updates,
         )
-    conn.execute(
-        conversations.update().where(conversations.c.id == conversation_id)
-        .values(message_count=first_seq + len(msgs), updated_at=now())
-    )
 
 
 def _known_calls(conn: sa.Connection, conversation_id: str, call_ids: set[str]) -> dict[str, links.KnownCall]:
@@ -342,6 +368,21 @@ def find_tool_calls(conn: sa.Connection, scope: Scope, *, name: str | None = Non
         raise InputError(f"status must be pending, answered or error, got {status!r}")
     if conversation_id is not None and not valid_id(conversation_id):
         return []
+    given = {"name": name, "status": status, "call_id": call_id, "conversation_id": conversation_id}
+    filters = {k: v for k, v in given.items() if v is not None}
+    query = _tool_call_query(frozenset(filters), limit is not None)
+    rows = conn.execute(query, {"namespace": scope.namespace, "limit": limit, **filters}).mappings().all()
+    results = [tuple(r[f"r_{name}"] for name in BLOCK_COLUMNS) for r in rows]
+    blobs: dict[str, bytes] = {}
+    for cid in {r["conversation_id"] for r in rows}:
+        blobs.update(_blobs(conn, cid, [b for r, b in zip(rows, results) if r["conversation_id"] == cid]))
+    return [_record(r, b, blobs) for r, b in zip(rows, results)]
+
+
+@lru_cache(maxsize=64)
+def _tool_call_query(filters: frozenset[str], limited: bool) -> sa.Select[Any]:
+    """One statement per set of filters, built once: looking a call up by id costs one
+    index probe and no query building."""
     t = tool_calls_t
     cb, rb = blocks_t.alias("call_block"), blocks_t.alias("result_block")
     cm, rm = messages_t.alias("call_message"), messages_t.alias("result_message")
@@ -358,17 +399,11 @@ def find_tool_calls(conn: sa.Connection, scope: Scope, *, name: str | None = Non
         .join(cm, cm.c.id == cb.c.message_id)
         .outerjoin(rb, rb.c.id == t.c.result_block_id)
         .outerjoin(rm, rm.c.id == rb.c.message_id)
-        .where(conversations.c.namespace == scope.namespace)
+        .where(conversations.c.namespace == sa.bindparam("namespace"),
+               *(t.c[column] == sa.bindparam(column) for column in sorted(filters)))
         .order_by(t.c.id)
     )
-    filters = {t.c.name: name, t.c.status: status, t.c.call_id: call_id, t.c.conversation_id: conversation_id}
-    query = query.where(*(col == value for col, value in filters.items() if value is not None))
-    rows = conn.execute(query.limit(limit) if limit else query).mappings().all()
-    results = [tuple(r[f"r_{name}"] for name in BLOCK_COLUMNS) for r in rows]
-    blobs: dict[str, bytes] = {}
-    for cid in {r["conversation_id"] for r in rows}:
-        blobs.update(_blobs(conn, cid, [b for r, b in zip(rows, results) if r["conversation_id"] == cid]))
-    return [_record(r, b, blobs) for r, b in zip(rows, results)]
+    return query.limit(sa.bindparam("limit")) if limited else query
 
 
 def info(row: Any) -> ConversationInfo:
