@@ -11,8 +11,9 @@ the server's own bulk path.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any
 
 import sqlalchemy as sa
@@ -22,23 +23,38 @@ class _Insert:
     def __init__(self, table: sa.Table, dialect: sa.Dialect) -> None:
         compiled = table.insert().compile(dialect=dialect, column_keys=[c.key for c in table.columns])
         self.sql = str(compiled)
-        order = list(compiled.positiontup or []) if compiled.positional else [c.key for c in table.columns]
-        processors = {c.key: c.type.dialect_impl(dialect).bind_processor(dialect) for c in table.columns}
-        self.keys = order
-        self.steps: list[tuple[str, Callable[[Any], Any] | None]] = [(k, processors[k]) for k in order]
         self.positional = compiled.positional
-        columns = ", ".join(dialect.identifier_preparer.quote(k) for k in order)
+        self.keys = list(compiled.positiontup or []) if compiled.positional else [c.key for c in table.columns]
+        self.values = itemgetter(*self.keys)
+        processors = {c.key: c.type.dialect_impl(dialect).bind_processor(dialect) for c in table.columns}
+        # Only the columns that need converting are touched per row, by position.
+        self.processed = [(i, p) for i, k in enumerate(self.keys) if (p := processors[k]) is not None]
+        columns = ", ".join(dialect.identifier_preparer.quote(k) for k in self.keys)
         self.copy_sql = f"COPY {dialect.identifier_preparer.format_table(table)} ({columns}) FROM STDIN"
 
+    def tuples(self, rows: Sequence[dict[str, Any]]) -> list[list[Any]]:
+        """Each row's values in column order, converted. Repeated values (the batch's
+        conversation id, a message's id on each of its blocks) are converted once."""
+        values, processed = self.values, self.processed
+        out = [list(values(row)) for row in rows]
+        for i, process in processed:
+            seen: dict[str, Any] = {}
+            for vals in out:
+                if (v := vals[i]) is None:
+                    continue
+                if type(v) is not str:
+                    vals[i] = process(v)
+                elif (done := seen.get(v)) is not None:
+                    vals[i] = done
+                else:
+                    vals[i] = seen[v] = process(v)
+        return out
+
     def params(self, rows: Sequence[dict[str, Any]]) -> list[Any]:
-        steps = self.steps
         if self.positional:
-            return [
-                tuple(v if p is None or v is None else p(v) for k, p in steps for v in (row.get(k),))
-                for row in rows
-            ]
-        return [{k: (v if p is None or v is None else p(v)) for k, p in steps for v in (row.get(k),)}
-                for row in rows]
+            return [tuple(vals) for vals in self.tuples(rows)]
+        keys = self.keys
+        return [dict(zip(keys, vals)) for vals in self.tuples(rows)]
 
 
 @lru_cache(maxsize=64)
@@ -47,7 +63,7 @@ def _statement(table: sa.Table, dialect: sa.Dialect) -> _Insert:
 
 
 def insert(conn: sa.Connection, table: sa.Table, rows: Sequence[dict[str, Any]]) -> None:
-    """Insert ``rows`` (dicts keyed by column; missing keys are NULL) in one executemany."""
+    """Insert ``rows`` (dicts holding every column) in one executemany (or COPY)."""
     if not rows:
         return
     statement = _statement(table, conn.dialect)
@@ -58,13 +74,12 @@ def insert(conn: sa.Connection, table: sa.Table, rows: Sequence[dict[str, Any]])
 
 
 def _copy(conn: sa.Connection, statement: _Insert, rows: Sequence[dict[str, Any]]) -> None:
-    steps = statement.steps
     raw = conn.connection.dbapi_connection
     assert raw is not None
     dbapi_error = conn.dialect.loaded_dbapi.Error
     try:
         with raw.cursor() as cursor, cursor.copy(statement.copy_sql) as copy:
-            for row in rows:
-                copy.write_row([v if p is None or v is None else p(v) for k, p in steps for v in (row.get(k),)])
+            for values in statement.tuples(rows):
+                copy.write_row(values)
     except dbapi_error as exc:  # the raw cursor bypasses SQLAlchemy: wrap as it would (IntegrityError, ...)
         raise sa.exc.DBAPIError.instance(statement.copy_sql, None, exc, dbapi_error, dialect=conn.dialect) from exc
