@@ -10,7 +10,7 @@ called through ``AsyncConnection.run_sync``; only the I/O differs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, TypeVar
@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from . import db, operations as ops
+from . import db, operations as ops, streaming
 from .codec import new_id
 from .errors import DatabaseError
 from .formats import Loss
@@ -112,11 +112,15 @@ class AsyncConversationStore(StoreBase):
     async def save(self, messages: Any, format: str | None = None, *, title: str | None = None,
                    metadata: dict[str, Any] | None = None, source_format: str | None = None,
                    progress: Callable[[int], None] | None = None) -> str:
-        """Store ``messages`` (in ``format``) as a new conversation and return its id."""
-        canonical = self._canonical(messages, format)
+        """Store ``messages`` (in ``format``) as a new conversation and return its id.
+        An iterator is read and written chunk by chunk, as by the sync store."""
         conversation_id = new_id()
-        await self._run(True, ops.save, conversation_id, canonical, title=title, metadata=metadata,
-                        source_format=self._source_format(format, source_format), progress=progress)
+        fields = {"title": title, "metadata": metadata, "progress": progress,
+                  "source_format": self._source_format(format, source_format)}
+        if isinstance(messages, Iterator):
+            await self._run(True, ops.save_stream, conversation_id, self._chunks(messages, format), **fields)
+        else:
+            await self._run(True, ops.save, conversation_id, self._canonical(messages, format), **fields)
         return conversation_id
 
     async def conversation_for(self, key: str, *, title: str | None = None,
@@ -138,8 +142,10 @@ class AsyncConversationStore(StoreBase):
                      progress: Callable[[int], None] | None = None) -> None:
         """Add ``messages`` to the end of a conversation, all or nothing; concurrent
         appends to one conversation each land as one contiguous run."""
-        canonical = self._canonical(messages, format)
-        await self._run(True, ops.append, conversation_id, canonical, progress=progress)
+        if isinstance(messages, Iterator):
+            await self._run(True, ops.append_stream, conversation_id, self._chunks(messages, format), progress=progress)
+        else:
+            await self._run(True, ops.append, conversation_id, self._canonical(messages, format), progress=progress)
 
     async def pop(self, conversation_id: str, n: int = 1, format: str | None = None) -> Any:
         """Remove the last ``n`` messages and return them in ``format`` (oldest first)."""
@@ -168,6 +174,24 @@ class AsyncConversationStore(StoreBase):
         tool calls with their results)."""
         target = self._target(format)
         return self._output(await self.load_messages(conversation_id, last=last), target, strict, on_loss)
+
+    async def export(self, conversation_id: str, format: str | None = None, *, strict: bool = False,
+                     on_loss: Callable[[Loss], None] | None = None,
+                     chunk: int = streaming.CHUNK) -> AsyncIterator[Any]:
+        """The conversation's messages in ``format``, one at a time, in bounded memory
+        (see :meth:`store.ConversationStore.export`)."""
+        target = self._target(format)
+        if not self._streams(target):
+            for value in self._export_part(await self.load_messages(conversation_id), 0, target, strict, on_loss):
+                yield value
+            return
+        async with self._connection(False) as conn:
+            start = 0
+            for stop in await conn.run_sync(ops.safe_cuts, self.scope, conversation_id, chunk):
+                part = await conn.run_sync(ops.messages_between, self.scope, conversation_id, start, stop)
+                for value in self._export_part(part, start, target, strict, on_loss):
+                    yield value
+                start = stop
 
     async def load_messages(self, conversation_id: str, *, last: int | None = None) -> list[Message]:
         return (await self.get_conversation(conversation_id, last=last)).messages

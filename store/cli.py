@@ -85,7 +85,12 @@ def import_(
     """Store each file as a new conversation (or append to one); print the conversation ids.
 
     Every file is read and validated before anything is written: a bad file writes nothing.
+    A single JSON Lines file is streamed (read, checked and written chunk by chunk, in one
+    transaction), so its size is not bounded by memory.
     """
+    if len(files) == 1 and (stream := io.stream_json_lines(files[0])) is not None:
+        _import_stream(ctx, files[0], *stream, format=format, conversation=conversation, title=title)
+        return
     batches = []
     for name in files:
         data = io.load(name)
@@ -104,6 +109,20 @@ def import_(
                 cid = s.save(messages, format="canonical", title=title or Path(name).stem,
                              source_format=source, progress=advance)
             out.print(cid, highlight=False)
+
+
+def _import_stream(ctx: typer.Context, name: str, total: int, messages: Iterator[Any], *, format: str,
+                   conversation: Optional[str], title: Optional[str]) -> None:
+    with ctx.obj.store() as s, render.progress(total, "importing", err) as advance:
+        try:
+            if conversation:
+                s.append(conversation, messages, format=format, progress=advance)
+                cid = conversation
+            else:
+                cid = s.save(messages, format=format, title=title or Path(name).stem, progress=advance)
+        except InputError as exc:
+            raise InputError(f"{_display(name)}: {exc}") from None
+    out.print(cid, highlight=False)
 
 
 def _display(name: str) -> str:
@@ -125,13 +144,42 @@ def export(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of standard output."),
     last: Optional[int] = typer.Option(None, help="Only the recent window of at least N messages."),
     strict: bool = typer.Option(False, help="Fail instead of dropping what the format cannot express."),
+    jsonl: bool = typer.Option(False, "--jsonl", help="JSON Lines, one message a line, streamed "
+                               "(the default when the output file ends in .jsonl)."),
 ) -> None:
     """Rebuild a stored conversation in a format."""
     losses: list[Loss] = []
+    if jsonl or (output is not None and output.suffix == ".jsonl"):
+        if last is not None:
+            raise InputError("--last and JSON Lines do not go together: export the window as JSON")
+        _export_lines(ctx, conversation_id, format, output, strict, losses)
+        _report(losses)
+        return
     with ctx.obj.store() as s:
         value = s.load(conversation_id, format=format, last=last, strict=strict, on_loss=losses.append)
     _report(losses)
     _emit(value, output)
+
+
+def _export_lines(ctx: typer.Context, conversation_id: str, format: str, output: Optional[Path], strict: bool,
+                  losses: list[Loss]) -> None:
+    with ctx.obj.store() as s:
+        total = s.info(conversation_id).message_count
+        with render.progress(total, "exporting", err) as advance, _binary_out(output) as sink:
+            for n, message in enumerate(s.export(conversation_id, format, strict=strict, on_loss=losses.append), 1):
+                sink.write(io.dumps_line(message))
+                if n % 1000 == 0:
+                    advance(1000)
+
+
+@contextmanager
+def _binary_out(output: Optional[Path]) -> Iterator[Any]:
+    if output is None:
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    with open(output, "wb") as f:
+        yield f
 
 
 @app.command()

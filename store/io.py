@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -52,9 +53,43 @@ def _json_lines(text: str, name: str) -> list[Any]:
     return out
 
 
+def stream_json_lines(path: str) -> tuple[int, Iterator[Any]] | None:
+    """``(number of messages, an iterator over them)`` for a JSON Lines file of two or
+    more messages, read lazily line by line; None for anything else (stdin, JSON)."""
+    if path == "-":
+        return None
+    try:
+        with open(path, "rb") as f:
+            lines = (line for line in f if line.strip())
+            first, second = next(lines, b""), next(lines, b"")
+            if not second or not first.lstrip().startswith(b"{"):
+                return None
+            orjson.loads(first)
+            count = 2 + sum(1 for _ in lines)
+    except (orjson.JSONDecodeError, OSError, ValueError):
+        return None  # not JSON Lines, or unreadable: load() says why
+    return count, _json_lines_of(path)
+
+
+def _json_lines_of(path: str) -> Iterator[Any]:
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                raise InputError(f"{path}: invalid JSON Lines at line {number}, column {exc.colno}: {exc.msg}") from None
+
+
 def load(path: str) -> Any:
     return parse(read_text(path), "standard input" if path == "-" else path)
 
 
 def dumps(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+
+
+def dumps_line(value: Any) -> bytes:
+    """One JSON Lines record."""
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE)

@@ -10,7 +10,7 @@ and differ only in how they do I/O.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from datetime import datetime, timezone
@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from . import bulk, links
 from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, BlobSink, block_from_row, block_rows, blob_refs, from_utc, message_rows, messages_from_rows, new_id
+from .gcpause import paused_gc
 from .errors import AmbiguousToolCallError, ConversationNotFoundError, InputError, ToolCallNotFoundError
 from .limits import Budget, Limits
 from .model import MESSAGES, Conversation, Message, ToolCallRecord, ToolStatus
@@ -227,20 +228,52 @@ def append(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequen
     insert(conn, scope, conversation_id, msgs, first_seq=first, fresh=False, progress=progress)
 
 
+def save_stream(conn: sa.Connection, scope: Scope, conversation_id: str, chunks: Iterable[Sequence[Message]], *,
+                title: str | None, metadata: dict[str, Any] | None, source_format: str | None,
+                progress: Callable[[int], None] | None) -> None:
+    """A new conversation holding the messages of ``chunks``, read one chunk at a time."""
+    new_conversation(conn, scope, conversation_id, title=title, metadata=metadata, source_format=source_format)
+    total = _insert_stream(conn, scope, conversation_id, chunks, first_seq=0, fresh=True, progress=progress)
+    reserve(conn, scope, conversation_id, total)
+
+
+def append_stream(conn: sa.Connection, scope: Scope, conversation_id: str, chunks: Iterable[Sequence[Message]],
+                  *, progress: Callable[[int], None] | None) -> None:
+    first = reserve(conn, scope, conversation_id, 0)  # locks the row; the count follows at the end
+    total = _insert_stream(conn, scope, conversation_id, chunks, first_seq=first, fresh=False, progress=progress)
+    reserve(conn, scope, conversation_id, total)
+
+
+def _insert_stream(conn: sa.Connection, scope: Scope, conversation_id: str, chunks: Iterable[Sequence[Message]],
+                   *, first_seq: int, fresh: bool, progress: Callable[[int], None] | None) -> int:
+    done = 0
+    for chunk in chunks:
+        insert(conn, scope, conversation_id, chunk, first_seq=first_seq + done, fresh=fresh and done == 0,
+               progress=progress, index_base=done)
+        done += len(chunk)
+    return done
+
+
 def insert(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message], *,
-           first_seq: int, fresh: bool, progress: Callable[[int], None] | None = None) -> None:
+           first_seq: int, fresh: bool, progress: Callable[[int], None] | None = None, index_base: int = 0) -> None:
     """Insert at ``first_seq`` (reserved by the caller) in chunks (bounded memory, progress
-    to report), all in the caller's transaction."""
+    to report), all in the caller's transaction. Errors name message ``index_base + i``."""
     for start in range(0, len(msgs), CHUNK):
         chunk = msgs[start:start + CHUNK]
         _insert_chunk(conn, scope, conversation_id, chunk, first_seq=first_seq + start,
-                      fresh=fresh and start == 0, index_base=start)
+                      fresh=fresh and start == 0, index_base=index_base + start)
         if progress is not None:
             progress(len(chunk))
 
 
 def _insert_chunk(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message], *,
                   first_seq: int, fresh: bool, index_base: int) -> None:
+    with paused_gc():
+        _insert_rows(conn, scope, conversation_id, msgs, first_seq=first_seq, fresh=fresh, index_base=index_base)
+
+
+def _insert_rows(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message], *,
+                 first_seq: int, fresh: bool, index_base: int) -> None:
     known = {} if fresh else _known_calls(conn, conversation_id, links.referenced_call_ids(msgs))
     lo = links.earliest_open_call(msgs, known)
     prior = {} if lo is None else dict(conn.execute(
@@ -321,22 +354,44 @@ def get_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, la
 
 
 
-def _messages(conn: sa.Connection, conversation_id: str, start: int, windowed: bool) -> list[Message]:
+def _messages(conn: sa.Connection, conversation_id: str, start: int, windowed: bool,
+              stop: int | None = None) -> list[Message]:
     m, b = messages_t, blocks_t
+    where = [m.c.conversation_id == conversation_id, m.c.seq >= start, *([m.c.seq < stop] if stop is not None else [])]
     # No ids are read: blocks are grouped by their message's seq, which both queries order by.
     message_rows_ = conn.execute(
-        sa.select(*(m.c[name] for name in MESSAGE_COLUMNS))
-        .where(m.c.conversation_id == conversation_id, m.c.seq >= start).order_by(m.c.seq)
+        sa.select(*(m.c[name] for name in MESSAGE_COLUMNS)).where(*where).order_by(m.c.seq)
     ).all()
     if not message_rows_:
         return []
     block_rows_ = conn.execute(
         sa.select(m.c.seq, *(b.c[name] for name in BLOCK_COLUMNS)).join(m, m.c.id == b.c.message_id)
-        .where(m.c.conversation_id == conversation_id, m.c.seq >= start)
-        .order_by(m.c.seq, b.c.position)
+        .where(*where).order_by(m.c.seq, b.c.position)
     ).all()
     blobs = _blobs(conn, conversation_id, [r[1:] for r in block_rows_], everything=not windowed)
     return messages_from_rows(message_rows_, block_rows_, blobs)
+
+
+def safe_cuts(conn: sa.Connection, scope: Scope, conversation_id: str, size: int) -> list[int]:
+    """Where to cut a conversation into parts of about ``size`` messages (the last cut is
+    its length) so that no tool result is in a later part than its call: a cut at ``s``
+    is safe when no message from ``s`` on has a window start below ``s``."""
+    count = require(conn, scope, conversation_id).message_count
+    m = messages_t
+    reach = sa.func.min(m.c.window_start).over(order_by=m.c.seq.desc(), rows=(None, 0))
+    suffix = sa.select(m.c.seq, reach.label("reach")).where(m.c.conversation_id == conversation_id).subquery()
+    safe = conn.execute(sa.select(suffix.c.seq).where(suffix.c.reach >= suffix.c.seq).order_by(suffix.c.seq))
+    cuts, last = [], 0
+    for seq in safe.scalars():
+        if seq - last >= size:
+            cuts.append(seq)
+            last = seq
+    return [*cuts, count] if count > last else cuts
+
+
+def messages_between(conn: sa.Connection, scope: Scope, conversation_id: str, start: int, stop: int) -> list[Message]:
+    """The canonical messages with ``start <= seq < stop``."""
+    return _messages(conn, conversation_id, start, windowed=True, stop=stop)
 
 
 def _blobs(conn: sa.Connection, conversation_id: str, block_rows_: Sequence[Any],

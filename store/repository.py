@@ -8,14 +8,15 @@ loss reports) and the synchronous I/O.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
 
-from . import db, operations as ops
+from . import db, operations as ops, streaming
 from .codec import new_id
-from .errors import DatabaseError
+from .errors import DatabaseError, InputError
 from .formats import Loss, get_format, read, write
 from .gcpause import paused_gc
 from .limits import Limits
@@ -46,6 +47,21 @@ class StoreBase:
             return [m if isinstance(m, Message) else Message.model_validate(m) for m in messages]
         with paused_gc():
             return read(messages, format)
+
+    def _chunks(self, messages: Iterator[Any], format: str | None) -> Iterator[list[Message]]:
+        return streaming.read_chunks(messages, format or self.format)
+
+    def _export_part(self, part: list[Message], start: int, target: str, strict: bool,
+                     on_loss: Callable[[Loss], None] | None) -> list[Any]:
+        """One part of a streamed export, its losses numbered in the whole conversation."""
+        value = self._output(part, target, strict,
+                             on_loss and (lambda loss: on_loss(replace(loss, index=loss.index + start))))
+        if not isinstance(value, list):
+            raise InputError(f"{target} exports one object, not a list of messages: use load()")
+        return value
+
+    def _streams(self, target: str) -> bool:
+        return target in streaming.STREAM_WRITES
 
     def _source_format(self, format: str | None, source_format: str | None) -> str | None:
         fmt = format or self.format
@@ -130,9 +146,18 @@ class ConversationStore(StoreBase):
              progress: Callable[[int], None] | None = None) -> str:
         """Store ``messages`` (in ``format``) as a new conversation and return its id.
 
-        ``progress(n)`` is called as each chunk of ``n`` messages is written."""
-        canonical = self._canonical(messages, format)
+        ``messages`` may be an iterator (e.g. JSON Lines read lazily): it is then read
+        and written chunk by chunk in the same single transaction, in bounded memory
+        for formats that read message by message (``openai``). ``progress(n)`` is
+        called as each chunk of ``n`` messages is written."""
         conversation_id = new_id()
+        if isinstance(messages, Iterator):
+            with self._write() as conn:
+                ops.save_stream(conn, self.scope, conversation_id, self._chunks(messages, format), title=title,
+                                metadata=metadata, source_format=self._source_format(format, source_format),
+                                progress=progress)
+            return conversation_id
+        canonical = self._canonical(messages, format)
         with self._write() as conn, paused_gc():
             ops.save(conn, self.scope, conversation_id, canonical, title=title, metadata=metadata,
                      source_format=self._source_format(format, source_format), progress=progress)
@@ -164,6 +189,11 @@ class ConversationStore(StoreBase):
         Concurrent appends to one conversation are serialized: each lands as one
         contiguous run. Tool results are linked to calls stored earlier.
         """
+        if isinstance(messages, Iterator):
+            with self._write() as conn:
+                ops.append_stream(conn, self.scope, conversation_id, self._chunks(messages, format),
+                                  progress=progress)
+            return
         canonical = self._canonical(messages, format)
         with self._write() as conn, paused_gc():
             ops.append(conn, self.scope, conversation_id, canonical, progress=progress)
@@ -207,6 +237,24 @@ class ConversationStore(StoreBase):
         """
         target = self._target(format)
         return self._output(self.load_messages(conversation_id, last=last), target, strict, on_loss)
+
+    def export(self, conversation_id: str, format: str | None = None, *, strict: bool = False,
+               on_loss: Callable[[Loss], None] | None = None, chunk: int = streaming.CHUNK) -> Iterator[Any]:
+        """The conversation's messages in ``format``, one at a time, read in parts of about
+        ``chunk`` messages (for formats in ``store.streaming.STREAM_WRITES``; others are
+        loaded whole). Gives the same messages as ``load``, in bounded memory."""
+        target = self._target(format)
+        if not self._streams(target):
+            yield from self._export_part(self.load_messages(conversation_id), 0, target, strict, on_loss)
+            return
+        with self._connect() as conn:
+            start = 0
+            for stop in ops.safe_cuts(conn, self.scope, conversation_id, chunk):
+                with paused_gc():
+                    part = ops.messages_between(conn, self.scope, conversation_id, start, stop)
+                    values = self._export_part(part, start, target, strict, on_loss)
+                yield from values
+                start = stop
 
     def load_messages(self, conversation_id: str, *, last: int | None = None) -> list[Message]:
         """The canonical messages of a conversation (or of its recent window)."""

@@ -8,6 +8,7 @@ whether content was a string or a list) is kept in ``extras["openai"]``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -293,6 +294,21 @@ def to_canonical(data: Any) -> list[Message]:
     parsed = validate(MESSAGES, message_list(data, NAME), NAME)
     reader = _Reader()
     return [reader.message(m, i) for i, m in enumerate(parsed)]
+
+
+def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
+    """:func:`to_canonical` chunk by chunk, with the same result as on the whole list:
+    one reader spans the chunks (a result finds its call's name in an earlier chunk)
+    and errors name the index in the whole stream."""
+    reader = _Reader()
+    base = 0
+    for chunk in chunks:
+        try:
+            parsed = validate(MESSAGES, chunk, NAME)
+        except SchemaError as exc:
+            raise SchemaError(NAME, [(i if i is None else i + base, path, why) for i, path, why in exc.problems]) from None
+        yield [reader.message(m, base + i) for i, m in enumerate(parsed)]
+        base += len(chunk)
 
 
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
