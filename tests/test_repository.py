@@ -270,7 +270,7 @@ def test_chunked_writes_link_across_chunks_and_report_the_right_index(store, mon
         store.save(chat(7) + tool_turn(0))
 
 
-@pytest.mark.parametrize("name", ["openai", "anthropic", "qwen", "autogen", "autogen-core", "agentscope",
+@pytest.mark.parametrize("name", ["openai", "openai-responses", "anthropic", "qwen", "autogen", "autogen-core", "agentscope",
                                   "agentscope2", "agent-framework", "docent"])
 def test_every_format_round_trips_through_the_database(store, name):
     from store import FORMATS

@@ -18,6 +18,7 @@ from . import (
     autogen_core,
     docent,
     openai,
+    openai_responses,
     qwen,
 )
 from ._common import Loss, Losses, message_list
@@ -41,6 +42,7 @@ class Format:
 
 _ADAPTERS: tuple[tuple[ModuleType, str], ...] = (
     (openai, "OpenAI Chat Completions messages"),
+    (openai_responses, "OpenAI Responses API input items (Agents SDK sessions)"),
     (anthropic, "Anthropic Messages ({system, messages})"),
     (qwen, "Qwen-Agent Message"),
     (autogen, "AutoGen AgentChat messages and events"),
