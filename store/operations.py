@@ -24,6 +24,7 @@ from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, BlobSink, block_from_row, blo
 from .gcpause import paused_gc
 from .errors import AmbiguousToolCallError, ConversationNotFoundError, InputError, ToolCallNotFoundError
 from .limits import Budget, Limits
+from .prepared import Prepared
 from .model import MESSAGES, Conversation, Message, ToolCallRecord, ToolStatus
 from .schema import BlobRow, BlockRow, ConversationRow, MessageRow, ToolCallRow
 
@@ -96,13 +97,15 @@ def owned(scope: Scope, conversation_id: str) -> tuple[sa.ColumnElement[bool], .
     return (conversations.c.id == conversation_id, conversations.c.namespace == scope.namespace)
 
 
+_CONVERSATION = Prepared(sa.select(conversations).where(
+    conversations.c.id == sa.bindparam("cid"), conversations.c.namespace == sa.bindparam("ns")))
+
+
 def require(conn: sa.Connection, scope: Scope, conversation_id: str) -> ConversationInfo:
-    row = conn.execute(
-        sa.select(conversations).where(*owned(scope, conversation_id))
-    ).mappings().one_or_none() if valid_id(conversation_id) else None
-    if row is None:
+    rows = _CONVERSATION.run(conn, cid=conversation_id, ns=scope.namespace) if valid_id(conversation_id) else []
+    if not rows:
         raise ConversationNotFoundError(conversation_id, scope.namespace)
-    return info(row)
+    return info(dict(zip(conversations.c.keys(), rows[0])))
 
 
 def locked_count(conn: sa.Connection, scope: Scope, conversation_id: str) -> int:
@@ -341,12 +344,8 @@ def get_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, la
     if last is not None:
         start = found.message_count
         if last > 0:
-            start = conn.execute(
-                sa.select(sa.func.min(messages_t.c.window_start)).where(
-                    messages_t.c.conversation_id == conversation_id,
-                    messages_t.c.seq >= max(found.message_count - last, 0),
-                )
-            ).scalar_one() or 0
+            [[start]] = _WINDOW_START.run(conn, cid=conversation_id, start=max(found.message_count - last, 0))
+            start = start or 0
     msgs = _messages(conn, conversation_id, start, windowed=last is not None)
     return Conversation(id=found.id, namespace=found.namespace, title=found.title,
                         created_at=found.created_at, metadata=found.metadata or {}, messages=msgs)
@@ -354,20 +353,28 @@ def get_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, la
 
 
 
+_IN_RANGE = (messages_t.c.conversation_id == sa.bindparam("cid"), messages_t.c.seq >= sa.bindparam("start"),
+             messages_t.c.seq < sa.bindparam("stop"))
+_WINDOW_START = Prepared(sa.select(sa.func.min(messages_t.c.window_start)).where(
+    messages_t.c.conversation_id == sa.bindparam("cid"), messages_t.c.seq >= sa.bindparam("start")))
+# No ids are read: blocks are grouped by their message's seq, which both queries order by.
+_MESSAGES = Prepared(sa.select(*(messages_t.c[name] for name in MESSAGE_COLUMNS)).where(*_IN_RANGE)
+                     .order_by(messages_t.c.seq))
+_BLOCKS = Prepared(
+    sa.select(messages_t.c.seq, *(blocks_t.c[name] for name in BLOCK_COLUMNS))
+    .join(messages_t, messages_t.c.id == blocks_t.c.message_id)
+    .where(*_IN_RANGE).order_by(messages_t.c.seq, blocks_t.c.position)
+)
+_END = 2**31 - 1
+
+
 def _messages(conn: sa.Connection, conversation_id: str, start: int, windowed: bool,
               stop: int | None = None) -> list[Message]:
-    m, b = messages_t, blocks_t
-    where = [m.c.conversation_id == conversation_id, m.c.seq >= start, *([m.c.seq < stop] if stop is not None else [])]
-    # No ids are read: blocks are grouped by their message's seq, which both queries order by.
-    message_rows_ = conn.execute(
-        sa.select(*(m.c[name] for name in MESSAGE_COLUMNS)).where(*where).order_by(m.c.seq)
-    ).all()
+    span = {"cid": conversation_id, "start": start, "stop": _END if stop is None else stop}
+    message_rows_ = _MESSAGES.run(conn, **span)
     if not message_rows_:
         return []
-    block_rows_ = conn.execute(
-        sa.select(m.c.seq, *(b.c[name] for name in BLOCK_COLUMNS)).join(m, m.c.id == b.c.message_id)
-        .where(*where).order_by(m.c.seq, b.c.position)
-    ).all()
+    block_rows_ = _BLOCKS.run(conn, **span)
     blobs = _blobs(conn, conversation_id, [r[1:] for r in block_rows_], everything=not windowed)
     return messages_from_rows(message_rows_, block_rows_, blobs)
 
