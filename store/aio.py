@@ -22,7 +22,6 @@ from . import db, operations as ops, streaming
 from .codec import new_id
 from .errors import DatabaseError
 from .formats import Loss
-from .gcpause import paused_gc
 from .limits import Limits
 from .model import Conversation, Message, ToolCallRecord, ToolStatus
 from .operations import ConversationInfo
@@ -104,8 +103,7 @@ class AsyncConversationStore(StoreBase):
     async def _run(self, write: bool, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(sync_connection, scope, *args)`` in one transaction on an async connection."""
         async with self._connection(write) as conn:
-            with paused_gc():
-                return await conn.run_sync(fn, self.scope, *args, **kwargs)
+            return await conn.run_sync(fn, self.scope, *args, **kwargs)
 
     # --- writes ------------------------------------------------------------------
 

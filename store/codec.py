@@ -15,6 +15,7 @@ from typing import Any
 
 import uuid_utils
 
+from .gcpause import paused_gc
 from .limits import Budget
 from .model import BLOCK, MESSAGES, Block, Message
 
@@ -216,6 +217,12 @@ def messages_from_rows(message_rows: Sequence[Sequence[Any]], block_rows: Sequen
                        blobs: Mapping[str, bytes]) -> list[Message]:
     """Messages from their rows and their blocks' rows (in seq order): validated in one
     call into pydantic-core."""
+    with paused_gc():
+        return _messages_from_rows(message_rows, block_rows, blobs)
+
+
+def _messages_from_rows(message_rows: Sequence[Sequence[Any]], block_rows: Sequence[Sequence[Any]],
+                        blobs: Mapping[str, bytes]) -> list[Message]:
     content: dict[int, list[dict[str, Any]]] = {}
     for row in block_rows:
         content.setdefault(row[0], []).append(block_fields(row[1:], blobs))

@@ -4,6 +4,8 @@ Building tens of thousands of small objects (rows, dicts, pydantic models)
 triggers the collector over and over, and each full pass walks the whole heap:
 on a large batch that costs more than the work itself. Nothing convstore builds
 in a batch forms reference cycles, so reference counting frees it all the same.
+Only pure CPU work is wrapped (never I/O, where other threads or tasks would run
+with the collector off).
 """
 
 from __future__ import annotations

@@ -271,12 +271,6 @@ def insert(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequen
 
 def _insert_chunk(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message], *,
                   first_seq: int, fresh: bool, index_base: int) -> None:
-    with paused_gc():
-        _insert_rows(conn, scope, conversation_id, msgs, first_seq=first_seq, fresh=fresh, index_base=index_base)
-
-
-def _insert_rows(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message], *,
-                 first_seq: int, fresh: bool, index_base: int) -> None:
     known = {} if fresh else _known_calls(conn, conversation_id, links.referenced_call_ids(msgs))
     lo = links.earliest_open_call(msgs, known)
     prior = {} if lo is None else dict(conn.execute(
@@ -284,17 +278,18 @@ def _insert_rows(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: 
         .where(messages_t.c.conversation_id == conversation_id, messages_t.c.seq >= lo)
     ).all())
     blobs = BlobSink(conversation_id)
-    message_ids = [new_id() for _ in msgs]
-    budgets = [Budget(index_base + i, scope.limits) for i in range(len(msgs))]
-    dumped = MESSAGES.dump_python(list(msgs), exclude_defaults=True)
-    blocks, block_ids = block_rows(msgs, dumped, conversation_id=conversation_id, message_ids=message_ids,
-                                   blobs=blobs, budgets=budgets)
-    plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
-                      block_ids=block_ids, known=known, prior_starts=prior)
-    rows = message_rows(dumped, ids=message_ids, conversation_id=conversation_id, first_seq=first_seq,
-                        window_starts=plan.window_starts, budgets=budgets)
-    for budget in budgets:
-        budget.check()
+    with paused_gc():  # pure CPU, no I/O inside: the collector is back on before anything else runs
+        message_ids = [new_id() for _ in msgs]
+        budgets = [Budget(index_base + i, scope.limits) for i in range(len(msgs))]
+        dumped = MESSAGES.dump_python(list(msgs), exclude_defaults=True)
+        blocks, block_ids = block_rows(msgs, dumped, conversation_id=conversation_id, message_ids=message_ids,
+                                       blobs=blobs, budgets=budgets)
+        plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
+                          block_ids=block_ids, known=known, prior_starts=prior)
+        rows = message_rows(dumped, ids=message_ids, conversation_id=conversation_id, first_seq=first_seq,
+                            window_starts=plan.window_starts, budgets=budgets)
+        for budget in budgets:
+            budget.check()
     _insert_blobs(conn, conversation_id, blobs, fresh)
     bulk.insert(conn, messages_t, rows)
     bulk.insert(conn, blocks_t, blocks)

@@ -158,7 +158,7 @@ class ConversationStore(StoreBase):
                                 progress=progress)
             return conversation_id
         canonical = self._canonical(messages, format)
-        with self._write() as conn, paused_gc():
+        with self._write() as conn:
             ops.save(conn, self.scope, conversation_id, canonical, title=title, metadata=metadata,
                      source_format=self._source_format(format, source_format), progress=progress)
         return conversation_id
@@ -195,7 +195,7 @@ class ConversationStore(StoreBase):
                                   progress=progress)
             return
         canonical = self._canonical(messages, format)
-        with self._write() as conn, paused_gc():
+        with self._write() as conn:
             ops.append(conn, self.scope, conversation_id, canonical, progress=progress)
 
     def pop(self, conversation_id: str, n: int = 1, format: str | None = None) -> Any:
@@ -210,7 +210,7 @@ class ConversationStore(StoreBase):
         """Replace every message of a conversation with ``messages``, all or nothing
         (for memories that edit their history: delete one message, compress, ...)."""
         canonical = self._canonical(messages, format)
-        with self._write() as conn, paused_gc():
+        with self._write() as conn:
             ops.replace(conn, self.scope, conversation_id, canonical, progress=progress)
 
     def truncate(self, conversation_id: str, keep: int) -> int:
@@ -250,10 +250,8 @@ class ConversationStore(StoreBase):
         with self._connect() as conn:
             start = 0
             for stop in ops.safe_cuts(conn, self.scope, conversation_id, chunk):
-                with paused_gc():
-                    part = ops.messages_between(conn, self.scope, conversation_id, start, stop)
-                    values = self._export_part(part, start, target, strict, on_loss)
-                yield from values
+                part = ops.messages_between(conn, self.scope, conversation_id, start, stop)
+                yield from self._export_part(part, start, target, strict, on_loss)
                 start = stop
 
     def load_messages(self, conversation_id: str, *, last: int | None = None) -> list[Message]:
@@ -262,7 +260,7 @@ class ConversationStore(StoreBase):
 
     def get_conversation(self, conversation_id: str, *, last: int | None = None) -> Conversation:
         """The conversation with its canonical messages: four queries (five with ``last``)."""
-        with self._connect() as conn, paused_gc():
+        with self._connect() as conn:
             return ops.get_conversation(conn, self.scope, conversation_id, last)
 
     def info(self, conversation_id: str) -> ConversationInfo:

@@ -1,0 +1,33 @@
+"""The collector pause around bulk CPU work: nested, and it puts back what it found."""
+
+import gc
+
+from store.gcpause import paused_gc
+
+
+def test_pauses_nest_and_restore():
+    assert gc.isenabled()
+    with paused_gc():
+        with paused_gc():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_leaves_a_disabled_collector_disabled():
+    gc.disable()
+    try:
+        with paused_gc():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_an_error_inside_still_restores():
+    try:
+        with paused_gc():
+            raise ValueError
+    except ValueError:
+        pass
+    assert gc.isenabled()
