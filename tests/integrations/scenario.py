@@ -3,9 +3,14 @@ reading suite runs on what another framework's backend wrote (no framework impor
 
 from __future__ import annotations
 
+import asyncio
 import os
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
-from store import ConversationStore, Message
+from store import AsyncConversationStore, ConversationStore, Message
+
+T = TypeVar("T")
 
 QUESTION = "What is the weather in Paris?"
 TOOL = "get_weather"
@@ -43,3 +48,11 @@ def check_stored(store: ConversationStore, key: str) -> None:
     [call] = store.find_tool_calls(conversation_id=cid)
     assert (call.name, call.arguments, call.status) == (TOOL, ARGUMENTS, "answered")
     assert RESULT in str(call.result)
+
+
+def with_store(body: Callable[[AsyncConversationStore], Awaitable[T]], **kwargs: Any) -> T:
+    """``body(store)`` in a fresh event loop, on a store (at ``URL``) closed afterwards."""
+    async def main() -> T:
+        async with AsyncConversationStore(URL, **kwargs) as store:
+            return await body(store)
+    return asyncio.run(main())

@@ -13,8 +13,7 @@ import base64
 import io
 import json
 import uuid
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from autogen_agentchat.agents import AssistantAgent
@@ -44,8 +43,8 @@ from store import AsyncConversationStore, ConversationStore
 from store.integrations.autogen import ConvstoreChatCompletionContext
 
 from . import scenario
+from .scenario import with_store
 
-T = TypeVar("T")
 URL = scenario.URL
 USAGE = RequestUsage(prompt_tokens=0, completion_tokens=0)
 MODEL_INFO = ModelInfo(vision=True, function_calling=True, json_output=False, family=ModelFamily.UNKNOWN,
@@ -54,14 +53,6 @@ MODEL_INFO = ModelInfo(vision=True, function_calling=True, json_output=False, fa
 
 def key() -> str:
     return f"autogen-{uuid.uuid4().hex}"
-
-
-def with_store(body: Callable[[AsyncConversationStore], Awaitable[T]], **kwargs: Any) -> T:
-    """``body(store)`` in a fresh event loop, on a store closed afterwards."""
-    async def main() -> T:
-        async with AsyncConversationStore(URL, **kwargs) as store:
-            return await body(store)
-    return asyncio.run(main())
 
 
 def replies(*results: str | list[FunctionCall]) -> ReplayChatCompletionClient:

@@ -14,8 +14,8 @@ import copy
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from agents import Agent, ModelResponse, RunConfig, Runner, Usage, function_tool
@@ -38,8 +38,8 @@ from store.integrations.openai_agents import ConvstoreSession
 from store.model import UsageBlock
 
 from . import scenario
+from .scenario import with_store
 
-T = TypeVar("T")
 URL = scenario.URL
 CONFIG = RunConfig(tracing_disabled=True)  # the trace exporter would need OPENAI_API_KEY and the network
 get_weather = function_tool(scenario.get_weather)
@@ -47,14 +47,6 @@ get_weather = function_tool(scenario.get_weather)
 
 def key() -> str:
     return f"openai-agents-{uuid.uuid4().hex}"
-
-
-def with_store(body: Callable[[AsyncConversationStore], Awaitable[T]], **kwargs: Any) -> T:
-    """``body(store)`` in a fresh event loop, on a store closed afterwards."""
-    async def main() -> T:
-        async with AsyncConversationStore(URL, **kwargs) as store:
-            return await body(store)
-    return asyncio.run(main())
 
 
 class ScriptedModel(Model):
