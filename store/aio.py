@@ -95,8 +95,8 @@ class AsyncConversationStore(StoreBase):
         await self.open()
         with db.database_errors(self.engine.sync_engine):
             async with self.engine.connect() as conn:
-                if write:
-                    conn = await conn.execution_options(convstore_write=True)
+                options = {"convstore_write": True} if write else db.read_options(conn.dialect)
+                conn = await conn.execution_options(**options)
                 async with conn.begin():
                     yield conn
 

@@ -210,31 +210,35 @@ def message_rows(dumped: Sequence[dict[str, Any]], *, ids: Sequence[str], conver
 
 MESSAGE_COLUMNS = ("seq", "role", *_MESSAGE_TEXT, "created_at", "utc_offset", "usage", "metadata", "extras")
 BLOCK_COLUMNS = ("kind", "text", "media_type", "tool_name", "call_id", "blob_sha256", "payload")
-"""The columns :func:`messages_from_rows` takes, in this order (block rows start with the message's seq)."""
+"""The columns :func:`messages_from_rows` takes, in this order: a message's, then one of its blocks'."""
 
 
-def messages_from_rows(message_rows: Sequence[Sequence[Any]], block_rows: Sequence[Sequence[Any]],
-                       blobs: Mapping[str, bytes]) -> list[Message]:
-    """Messages from their rows and their blocks' rows (in seq order): validated in one
+def messages_from_rows(rows: Sequence[Sequence[Any]], blobs: Mapping[str, bytes]) -> list[Message]:
+    """Messages from rows of a message joined to its blocks (one row per block, in seq and
+    position order; NULL block columns for a message without blocks): validated in one
     call into pydantic-core."""
     with paused_gc():
-        return _messages_from_rows(message_rows, block_rows, blobs)
+        return MESSAGES.validate_python(_message_fields(rows, blobs))
 
 
-def _messages_from_rows(message_rows: Sequence[Sequence[Any]], block_rows: Sequence[Sequence[Any]],
-                        blobs: Mapping[str, bytes]) -> list[Message]:
-    content: dict[int, list[dict[str, Any]]] = {}
-    for row in block_rows:
-        content.setdefault(row[0], []).append(block_fields(row[1:], blobs))
+def _message_fields(rows: Sequence[Sequence[Any]], blobs: Mapping[str, bytes]) -> list[dict[str, Any]]:
+    width = len(MESSAGE_COLUMNS)
     names = MESSAGE_COLUMNS[2:]
-    fields = []
-    for seq, role, *rest in message_rows:
-        message: dict[str, Any] = {"role": role, "content": content.get(seq, [])}
-        for name, value in zip(names, rest):
-            if value is not None:
-                message[name] = value
-        if (created_at := message.get("created_at")) is not None:
-            message["created_at"] = from_utc(created_at, message.pop("utc_offset", None))
-        message.pop("utc_offset", None)
-        fields.append(message)
-    return MESSAGES.validate_python(fields)
+    fields: list[dict[str, Any]] = []
+    seq = None
+    content: list[dict[str, Any]] = []
+    for row in rows:
+        if row[0] != seq:
+            seq, role = row[0], row[1]
+            content = []
+            message: dict[str, Any] = {"role": role, "content": content}
+            for name, value in zip(names, row[2:width]):
+                if value is not None:
+                    message[name] = value
+            if (created_at := message.get("created_at")) is not None:
+                message["created_at"] = from_utc(created_at, message.get("utc_offset"))
+            message.pop("utc_offset", None)
+            fields.append(message)
+        if row[width] is not None:  # the block's kind
+            content.append(block_fields(row[width:], blobs))
+    return fields

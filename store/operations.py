@@ -330,48 +330,48 @@ def _insert_blobs(conn: sa.Connection, conversation_id: str, blobs: BlobSink, fr
 # --- reading -----------------------------------------------------------------------
 
 
+_WINDOW = (
+    sa.select(sa.func.min(messages_t.c.window_start))
+    .where(messages_t.c.conversation_id == conversations.c.id,
+           messages_t.c.seq >= conversations.c.message_count - sa.bindparam("last"))
+    .scalar_subquery()
+)
+_CONVERSATION_AND_WINDOW = Prepared(sa.select(conversations, _WINDOW).where(
+    conversations.c.id == sa.bindparam("cid"), conversations.c.namespace == sa.bindparam("ns")))
+# No ids are read: a message's blocks follow it, in seq and position order.
+_MESSAGES = Prepared(
+    sa.select(*(messages_t.c[name] for name in MESSAGE_COLUMNS), *(blocks_t.c[name] for name in BLOCK_COLUMNS))
+    .outerjoin(blocks_t, blocks_t.c.message_id == messages_t.c.id)
+    .where(messages_t.c.conversation_id == sa.bindparam("cid"), messages_t.c.seq >= sa.bindparam("start"),
+           messages_t.c.seq < sa.bindparam("stop"))
+    .order_by(messages_t.c.seq, blocks_t.c.position)
+)
+_END = 2**31 - 1
+
+
 def get_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | None) -> Conversation:
-    """Four statements (five with ``last``), whatever the length."""
+    """At most three statements, whatever the length: the conversation's row with the
+    window's start, its messages joined to their blocks, and their binary payloads."""
     if last is not None and last < 0:
         raise InputError(f"last must be >= 0, got {last}")
-    found = require(conn, scope, conversation_id)
-    start = 0
-    if last is not None:
-        start = found.message_count
-        if last > 0:
-            [[start]] = _WINDOW_START.run(conn, cid=conversation_id, start=max(found.message_count - last, 0))
-            start = start or 0
+    rows = _CONVERSATION_AND_WINDOW.run(conn, cid=conversation_id, ns=scope.namespace,
+                                        last=last or 0) if valid_id(conversation_id) else []
+    if not rows:
+        raise ConversationNotFoundError(conversation_id, scope.namespace)
+    *row, window = rows[0]
+    found = info(dict(zip(conversations.c.keys(), row)))
+    start = 0 if last is None else found.message_count if last == 0 else window or 0
     msgs = _messages(conn, conversation_id, start, windowed=last is not None)
     return Conversation(id=found.id, namespace=found.namespace, title=found.title,
                         created_at=found.created_at, metadata=found.metadata or {}, messages=msgs)
 
 
-
-
-_IN_RANGE = (messages_t.c.conversation_id == sa.bindparam("cid"), messages_t.c.seq >= sa.bindparam("start"),
-             messages_t.c.seq < sa.bindparam("stop"))
-_WINDOW_START = Prepared(sa.select(sa.func.min(messages_t.c.window_start)).where(
-    messages_t.c.conversation_id == sa.bindparam("cid"), messages_t.c.seq >= sa.bindparam("start")))
-# No ids are read: blocks are grouped by their message's seq, which both queries order by.
-_MESSAGES = Prepared(sa.select(*(messages_t.c[name] for name in MESSAGE_COLUMNS)).where(*_IN_RANGE)
-                     .order_by(messages_t.c.seq))
-_BLOCKS = Prepared(
-    sa.select(messages_t.c.seq, *(blocks_t.c[name] for name in BLOCK_COLUMNS))
-    .join(messages_t, messages_t.c.id == blocks_t.c.message_id)
-    .where(*_IN_RANGE).order_by(messages_t.c.seq, blocks_t.c.position)
-)
-_END = 2**31 - 1
-
-
 def _messages(conn: sa.Connection, conversation_id: str, start: int, windowed: bool,
               stop: int | None = None) -> list[Message]:
-    span = {"cid": conversation_id, "start": start, "stop": _END if stop is None else stop}
-    message_rows_ = _MESSAGES.run(conn, **span)
-    if not message_rows_:
-        return []
-    block_rows_ = _BLOCKS.run(conn, **span)
-    blobs = _blobs(conn, conversation_id, [r[1:] for r in block_rows_], everything=not windowed)
-    return messages_from_rows(message_rows_, block_rows_, blobs)
+    rows = _MESSAGES.run(conn, cid=conversation_id, start=start, stop=_END if stop is None else stop)
+    width = len(MESSAGE_COLUMNS)
+    blobs = _blobs(conn, conversation_id, [r[width:] for r in rows], everything=not windowed)
+    return messages_from_rows(rows, blobs)
 
 
 def safe_cuts(conn: sa.Connection, scope: Scope, conversation_id: str, size: int) -> list[int]:

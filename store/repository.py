@@ -137,7 +137,7 @@ class ConversationStore(StoreBase):
     @contextmanager
     def _connect(self) -> Iterator[sa.Connection]:
         with db.database_errors(self.engine), self.engine.connect() as conn:
-            yield conn
+            yield conn.execution_options(**db.read_options(conn.dialect))
 
     # --- writes ------------------------------------------------------------------
 

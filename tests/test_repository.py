@@ -187,8 +187,8 @@ def test_load_uses_a_fixed_number_of_statements(store, statements):
         statements.statements.clear()
         store.load(cid, last=last)
         counts[name] = statements.count()
-    assert counts["short"] == counts["long"] <= 4
-    assert counts["short-last"] == counts["long-last"] <= 5
+    assert counts["short"] == counts["long"] == 3  # conversation and window, messages with blocks, blobs
+    assert counts["short-last"] == counts["long-last"] == 2  # no image in the last 5: no blob query
 
 
 # --- tool calls ------------------------------------------------------------------
