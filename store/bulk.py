@@ -57,6 +57,11 @@ class _Insert:
         return [dict(zip(keys, vals)) for vals in self.tuples(rows)]
 
 
+COPY_FROM = 64
+"""Smaller batches (an agent's append) take one pipelined INSERT: COPY's own handshake
+costs more round trips than it saves."""
+
+
 @lru_cache(maxsize=64)
 def _statement(table: sa.Table, dialect: sa.Dialect) -> _Insert:
     return _Insert(table, dialect)
@@ -67,7 +72,7 @@ def insert(conn: sa.Connection, table: sa.Table, rows: Sequence[dict[str, Any]])
     if not rows:
         return
     statement = _statement(table, conn.dialect)
-    if conn.dialect.driver == "psycopg" and not conn.dialect.is_async:
+    if len(rows) >= COPY_FROM and conn.dialect.driver == "psycopg" and not conn.dialect.is_async:
         _copy(conn, statement, rows)
     else:
         conn.exec_driver_sql(statement.sql, statement.params(rows))
