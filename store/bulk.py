@@ -18,6 +18,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from .gcpause import paused_gc
+
 
 class _Insert:
     def __init__(self, table: sa.Table, dialect: sa.Dialect) -> None:
@@ -72,19 +74,22 @@ def insert(conn: sa.Connection, table: sa.Table, rows: Sequence[dict[str, Any]])
     if not rows:
         return
     statement = _statement(table, conn.dialect)
-    if len(rows) >= COPY_FROM and conn.dialect.driver == "psycopg" and not conn.dialect.is_async:
-        _copy(conn, statement, rows)
+    copy = len(rows) >= COPY_FROM and conn.dialect.driver == "psycopg" and not conn.dialect.is_async
+    with paused_gc():  # building the parameters is pure CPU; the I/O below runs with the collector on
+        params = statement.tuples(rows) if copy else statement.params(rows)
+    if copy:
+        _copy(conn, statement, params)
     else:
-        conn.exec_driver_sql(statement.sql, statement.params(rows))
+        conn.exec_driver_sql(statement.sql, params)
 
 
-def _copy(conn: sa.Connection, statement: _Insert, rows: Sequence[dict[str, Any]]) -> None:
+def _copy(conn: sa.Connection, statement: _Insert, rows: list[list[Any]]) -> None:
     raw = conn.connection.dbapi_connection
     assert raw is not None
     dbapi_error = conn.dialect.loaded_dbapi.Error
     try:
         with raw.cursor() as cursor, cursor.copy(statement.copy_sql) as copy:
-            for values in statement.tuples(rows):
+            for values in rows:
                 copy.write_row(values)
     except dbapi_error as exc:  # the raw cursor bypasses SQLAlchemy: wrap as it would (IntegrityError, ...)
         raise sa.exc.DBAPIError.instance(statement.copy_sql, None, exc, dbapi_error, dialect=conn.dialect) from exc

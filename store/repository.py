@@ -152,15 +152,16 @@ class ConversationStore(StoreBase):
         called as each chunk of ``n`` messages is written."""
         conversation_id = new_id()
         if isinstance(messages, Iterator):
-            with self._write() as conn:
+            with self._write() as conn:  # no pause over a stream: it may run for minutes
                 ops.save_stream(conn, self.scope, conversation_id, self._chunks(messages, format), title=title,
                                 metadata=metadata, source_format=self._source_format(format, source_format),
                                 progress=progress)
             return conversation_id
-        canonical = self._canonical(messages, format)
-        with self._write() as conn:
-            ops.save(conn, self.scope, conversation_id, canonical, title=title, metadata=metadata,
-                     source_format=self._source_format(format, source_format), progress=progress)
+        with paused_gc():  # one pause from reading to writing: see store.gcpause
+            canonical = self._canonical(messages, format)
+            with self._write() as conn:
+                ops.save(conn, self.scope, conversation_id, canonical, title=title, metadata=metadata,
+                         source_format=self._source_format(format, source_format), progress=progress)
         return conversation_id
 
     def conversation_for(self, key: str, *, title: str | None = None,
@@ -194,9 +195,10 @@ class ConversationStore(StoreBase):
                 ops.append_stream(conn, self.scope, conversation_id, self._chunks(messages, format),
                                   progress=progress)
             return
-        canonical = self._canonical(messages, format)
-        with self._write() as conn:
-            ops.append(conn, self.scope, conversation_id, canonical, progress=progress)
+        with paused_gc():
+            canonical = self._canonical(messages, format)
+            with self._write() as conn:
+                ops.append(conn, self.scope, conversation_id, canonical, progress=progress)
 
     def pop(self, conversation_id: str, n: int = 1, format: str | None = None) -> Any:
         """Remove the last ``n`` messages and return them in ``format`` (oldest first)."""
@@ -209,9 +211,10 @@ class ConversationStore(StoreBase):
                 progress: Callable[[int], None] | None = None) -> None:
         """Replace every message of a conversation with ``messages``, all or nothing
         (for memories that edit their history: delete one message, compress, ...)."""
-        canonical = self._canonical(messages, format)
-        with self._write() as conn:
-            ops.replace(conn, self.scope, conversation_id, canonical, progress=progress)
+        with paused_gc():
+            canonical = self._canonical(messages, format)
+            with self._write() as conn:
+                ops.replace(conn, self.scope, conversation_id, canonical, progress=progress)
 
     def truncate(self, conversation_id: str, keep: int) -> int:
         """Remove the messages from index ``keep`` on (``keep=0`` empties the
@@ -236,7 +239,8 @@ class ConversationStore(StoreBase):
         express goes to ``on_loss``; ``strict`` makes it an error.
         """
         target = self._target(format)
-        return self._output(self.load_messages(conversation_id, last=last), target, strict, on_loss)
+        with paused_gc():  # one pause from reading to converting: see store.gcpause
+            return self._output(self.load_messages(conversation_id, last=last), target, strict, on_loss)
 
     def export(self, conversation_id: str, format: str | None = None, *, strict: bool = False,
                on_loss: Callable[[Loss], None] | None = None, chunk: int = streaming.CHUNK) -> Iterator[Any]:
@@ -259,8 +263,8 @@ class ConversationStore(StoreBase):
         return self.get_conversation(conversation_id, last=last).messages
 
     def get_conversation(self, conversation_id: str, *, last: int | None = None) -> Conversation:
-        """The conversation with its canonical messages: four queries (five with ``last``)."""
-        with self._connect() as conn:
+        """The conversation with its canonical messages: at most three statements."""
+        with self._connect() as conn, paused_gc():
             return ops.get_conversation(conn, self.scope, conversation_id, last)
 
     def info(self, conversation_id: str) -> ConversationInfo:

@@ -70,6 +70,8 @@ def _dump(value: Any) -> str:
 class JSONText(str):
     """JSON already serialized (and checked) before the write: bound as it is."""
 
+    __slots__ = ()  # no __dict__: not an object the garbage collector has to track
+
 
 def dumps(value: Any) -> str:
     """JSON text for a JSON column, NUL-safe on every backend."""
