@@ -31,3 +31,19 @@ def test_an_error_inside_still_restores():
     except ValueError:
         pass
     assert gc.isenabled()
+
+
+def test_overlapping_pauses_still_collect_the_young_generation(monkeypatch):
+    import store.gcpause as gcpause
+
+    collected = []
+    monkeypatch.setattr(gcpause.gc, "collect", lambda generation=2: collected.append(generation))
+    with paused_gc():
+        with paused_gc():
+            pass
+        assert collected == []  # a short overlap: nothing
+        monkeypatch.setattr(gcpause, "_since", gcpause._since - 2 * gcpause.OVERLAP_COLLECT_S)
+        with paused_gc():
+            pass
+        assert collected == [0] and not gc.isenabled()
+    assert gc.isenabled()
