@@ -8,6 +8,7 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import FormatDetectionError, UnknownFormatError
+from ..gcpause import paused_gc
 from ..model import Message
 from . import (
     agent_framework,
@@ -21,7 +22,7 @@ from . import (
     openai_responses,
     qwen,
 )
-from ._common import Loss, Losses, message_list
+from ._common import Loss, Losses
 
 __all__ = ["FORMATS", "Format", "Loss", "Losses", "convert", "detect", "get_format", "read", "write"]
 
@@ -101,7 +102,8 @@ def convert(messages: Any, *, from_: str, to: str, strict: bool = False,
     :class:`Loss` each); with ``strict`` the first loss raises
     :class:`~store.errors.LossError` instead.
     """
-    value, losses = write(read(messages, from_), to, strict=strict)
+    with paused_gc():  # bulk object building: see store.gcpause
+        value, losses = write(read(messages, from_), to, strict=strict)
     if on_loss is not None:
         for loss in losses:
             on_loss(loss)
