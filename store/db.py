@@ -95,7 +95,10 @@ def _configure_sqlite(engine: sa.Engine) -> None:
         # A write takes the lock up front: a deferred transaction that later wants to
         # write fails with "database is locked" instead of waiting for the busy timeout.
         write = conn.get_execution_options().get("convstore_write", False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+        # On the driver's own cursor: this runs before every transaction, an append included.
+        cursor = conn.connection.dbapi_connection.cursor()
+        cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        cursor.close()
 
 
 def read_options(dialect: sa.Dialect) -> dict[str, Any]:

@@ -124,6 +124,7 @@ _RESERVE = (
     .where(conversations.c.id == sa.bindparam("cid"), conversations.c.namespace == sa.bindparam("ns"))
     .values(message_count=conversations.c.message_count + sa.bindparam("n"), updated_at=sa.bindparam("now"))
 )
+_RESERVE_RETURNING = _RESERVE.returning(conversations.c.message_count)
 
 
 def reserve(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> int:
@@ -136,7 +137,7 @@ def reserve(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> 
         raise ConversationNotFoundError(conversation_id, scope.namespace)
     params = {"cid": conversation_id, "ns": scope.namespace, "n": n, "now": now()}
     if conn.dialect.update_returning:
-        count = conn.execute(_RESERVE.returning(conversations.c.message_count), params).scalar_one_or_none()
+        count = conn.execute(_RESERVE_RETURNING, params).scalar_one_or_none()
         if count is None:
             raise ConversationNotFoundError(conversation_id, scope.namespace)
         return count - n
