@@ -1,0 +1,78 @@
+"""Conversion in memory (no database): ``store.convert`` for every pair of ``store.FORMATS``.
+
+Each source is its bundled sample (``store/samples/<format>.json``) repeated until it holds at
+least N messages, every tool-call id renamed per copy (``<id>~<copy>``) so that ids stay unique.
+The rate counts source messages per second, validation and the losses report included.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import store
+from store.formats import read
+from store.model import ToolCallBlock, ToolResultBlock
+
+SAMPLES = Path(store.__file__).resolve().parent / "samples"
+
+
+def _call_ids(data: Any, fmt: str) -> set[str]:
+    ids: set[str] = set()
+    for message in read(data, fmt):
+        for block in message.content:
+            if isinstance(block, (ToolCallBlock, ToolResultBlock)):
+                ids.add(block.call_id)
+    return ids
+
+
+def _rename(value: Any, ids: set[str], suffix: str) -> Any:
+    if isinstance(value, str):
+        return value + suffix if value in ids else value
+    if isinstance(value, list):
+        return [_rename(v, ids, suffix) for v in value]
+    if isinstance(value, dict):
+        return {k: _rename(v, ids, suffix) for k, v in value.items()}
+    return value
+
+
+def source(fmt: str, n: int) -> tuple[Any, int]:
+    """The format's sample repeated to at least ``n`` messages, and how many that is."""
+    sample = json.loads((SAMPLES / f"{fmt}.json").read_text(encoding="utf-8"))
+    wrapped = isinstance(sample, dict)
+    messages = sample["messages"] if wrapped else sample
+    ids = _call_ids(sample, fmt)
+    copies = -(-n // len(messages))
+    out = [m for k in range(copies) for m in _rename(messages, ids, f"~{k}")]
+    return ({**sample, "messages": out} if wrapped else out), len(out)
+
+
+def _rate(data: Any, count: int, src: str, dst: str, budget_s: float) -> list[float]:
+    store.convert(data, from_=src, to=dst)  # warm-up
+    rates: list[float] = []
+    spent = 0.0
+    while len(rates) < 3 or (spent < budget_s and len(rates) < 5):
+        start = time.perf_counter()
+        store.convert(data, from_=src, to=dst, on_loss=lambda _loss: None)
+        seconds = time.perf_counter() - start
+        spent += seconds
+        rates.append(count / seconds)
+    return rates
+
+
+def run(n: int, budget_s: float = 1.0, say: Any = print) -> dict[str, dict[str, list[float]]]:
+    """Messages per second for every (source, target) pair: ``{source: {target: [samples]}}``."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for src in store.FORMATS:
+        data, count = source(src, n)
+        out[src] = {}
+        for dst in store.FORMATS:
+            try:
+                out[src][dst] = _rate(data, count, src, dst, budget_s)
+            except Exception as exc:  # noqa: BLE001 - a failing pair is reported, not fatal
+                say(f"  convert {src} -> {dst} failed: {type(exc).__name__}: {exc}")
+                out[src][dst] = []
+        say(f"  convert from {src}: {count:,} messages to {len(store.FORMATS)} formats done")
+    return out
