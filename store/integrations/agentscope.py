@@ -33,6 +33,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import hashlib
+import json
+from collections import Counter
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
@@ -93,6 +96,22 @@ def _with_marks(data: dict[str, Any], marks: list[str]) -> dict[str, Any]:
     return {**data, "metadata": {**meta, MARKS_KEY: marks} if marks else meta}
 
 
+def _with_ids(dumps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages another format wrote have no id (``Msg`` would make a new one each load):
+    each gets one derived from its content, numbered among identical ones, so the same on
+    every load and ``delete``/marks by id find it; the next rewrite stores it."""
+    seen: Counter[str] = Counter()
+    out = []
+    for data in dumps:
+        if data.get("id"):
+            out.append(data)
+            continue
+        digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:24]
+        seen[digest] += 1
+        out.append({**data, "id": f"convstore-{digest}-{seen[digest]}"})
+    return out
+
+
 def _split(dumps: list[dict[str, Any]]) -> tuple[Any, dict[str, Any] | None, list[dict[str, Any]]]:
     """``(summary, its stored message, the other messages)``; ``("", None, dumps)`` without one."""
     kind = _meta(dumps[0]).get(SUMMARY_KEY) if dumps else None
@@ -151,7 +170,7 @@ class ConvstoreMemory(_Base):
         return self._cid
 
     async def _load(self, last: int | None = None) -> list[dict[str, Any]]:
-        return await self.store.load(await self.conversation_id(), format=FORMAT, last=last)
+        return _with_ids(await self.store.load(await self.conversation_id(), format=FORMAT, last=last))
 
     # --- the memory interface (1.x MemoryBase) ------------------------------------------
 
