@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from itertools import chain, islice
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
@@ -113,6 +114,9 @@ def import_(
 
 def _import_stream(ctx: typer.Context, name: str, total: int, messages: Iterator[Any], *, format: str,
                    conversation: Optional[str], title: Optional[str]) -> None:
+    if format == "auto":  # detected on the first lines, so the conversation records it
+        head = list(islice(messages, 1000))
+        format, messages = _detect(head, name), chain(head, messages)
     with ctx.obj.store() as s, render.progress(total, "importing", err) as advance:
         try:
             if conversation:

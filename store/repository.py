@@ -65,7 +65,7 @@ class StoreBase:
 
     def _source_format(self, format: str | None, source_format: str | None) -> str | None:
         fmt = format or self.format
-        return source_format or (fmt if fmt != "canonical" else None)
+        return source_format or (fmt if fmt not in ("canonical", "auto") else None)
 
     def _target(self, format: str | None) -> str:
         return get_format(format or self.format).name  # an unknown format fails before any query

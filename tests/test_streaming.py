@@ -114,3 +114,12 @@ def test_cli_streams_json_lines_both_ways(tmp_path):
     failed = run("import", str(bad), db=db)
     assert failed.returncode == 1 and "line 31" in failed.stderr and "Traceback" not in failed.stderr
     assert len(json.loads(run("list", "--json", db=db).stdout)) == 1
+
+
+def test_cli_records_the_detected_format_of_a_stream(tmp_path):
+    db = f"sqlite:///{tmp_path / 'a.db'}"
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(m) + "\n" for m in chat(3)))
+    assert run("import", str(src), db=db).returncode == 0
+    [info] = json.loads(run("list", "--json", db=db).stdout)
+    assert info["source_format"] == "openai"
