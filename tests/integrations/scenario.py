@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -50,9 +51,39 @@ def check_stored(store: ConversationStore, key: str) -> None:
     assert RESULT in str(call.result)
 
 
-def with_store(body: Callable[[AsyncConversationStore], Awaitable[T]], **kwargs: Any) -> T:
+def with_store(body: Callable[[Any], Awaitable[T]], *, store_class: type[AsyncConversationStore] = AsyncConversationStore,
+               **kwargs: Any) -> T:
     """``body(store)`` in a fresh event loop, on a store (at ``URL``) closed afterwards."""
     async def main() -> T:
-        async with AsyncConversationStore(URL, **kwargs) as store:
+        async with store_class(URL, **kwargs) as store:
             return await body(store)
     return asyncio.run(main())
+
+
+class CountingStore(AsyncConversationStore):
+    """An AsyncConversationStore that counts the calls a memory makes."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.calls: Counter[str] = Counter()
+
+    async def load(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls["load"] += 1
+        return await super().load(*args, **kwargs)
+
+    async def append(self, *args: Any, **kwargs: Any) -> None:
+        self.calls["append"] += 1
+        await super().append(*args, **kwargs)
+
+    async def replace(self, *args: Any, **kwargs: Any) -> None:
+        self.calls["replace"] += 1
+        await super().replace(*args, **kwargs)
+
+    async def truncate(self, *args: Any, **kwargs: Any) -> int:
+        self.calls["truncate"] += 1
+        return await super().truncate(*args, **kwargs)
+
+    def take(self) -> dict[str, int]:
+        """The calls so far (then forgotten)."""
+        calls, self.calls = dict(self.calls), Counter()
+        return calls

@@ -13,9 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections import Counter
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from functools import partial
+from typing import Any
 
 import pytest
 from agentscope.agent import Agent
@@ -33,7 +32,6 @@ from store.integrations.agentscope import FORMAT, MARKS_KEY, SUMMARY_KEY, Convst
 
 from . import scenario
 
-T = TypeVar("T")
 URL = scenario.URL
 FOLLOW_UP = "What did I ask you?"
 RECALL = "You asked about the weather in Paris."
@@ -43,44 +41,8 @@ def key() -> str:
     return f"agentscope-{uuid.uuid4().hex}"
 
 
-class CountingStore(AsyncConversationStore):
-    """An AsyncConversationStore that counts the calls a memory makes."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.calls: Counter[str] = Counter()
-
-    async def load(self, *args: Any, **kwargs: Any) -> Any:
-        self.calls["load"] += 1
-        return await super().load(*args, **kwargs)
-
-    async def append(self, *args: Any, **kwargs: Any) -> None:
-        self.calls["append"] += 1
-        await super().append(*args, **kwargs)
-
-    async def replace(self, *args: Any, **kwargs: Any) -> None:
-        self.calls["replace"] += 1
-        await super().replace(*args, **kwargs)
-
-    async def truncate(self, *args: Any, **kwargs: Any) -> int:
-        self.calls["truncate"] += 1
-        return await super().truncate(*args, **kwargs)
-
-    def take(self) -> dict[str, int]:
-        """The calls so far (then forgotten)."""
-        calls, self.calls = dict(self.calls), Counter()
-        return calls
-
-
-def with_store(body: Callable[[CountingStore], Awaitable[T]]) -> T:
-    """``body(store)`` in a fresh event loop, on a store closed afterwards."""
-    async def run() -> T:
-        store = CountingStore(URL)
-        try:
-            return await body(store)
-        finally:
-            await store.close()
-    return asyncio.run(run())
+CountingStore = scenario.CountingStore
+with_store = partial(scenario.with_store, store_class=CountingStore)
 
 
 def stored(session: str) -> list[dict[str, Any]]:
