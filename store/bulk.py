@@ -19,6 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from .gcpause import paused_gc
+from .prepared import driver_execute
 
 
 class _Insert:
@@ -80,7 +81,7 @@ def insert(conn: sa.Connection, table: sa.Table, rows: Sequence[dict[str, Any]])
     if copy:
         _copy(conn, statement, params)
     else:
-        conn.exec_driver_sql(statement.sql, params)
+        driver_execute(conn, statement.sql, params, many=True)
 
 
 def _copy(conn: sa.Connection, statement: _Insert, rows: list[list[Any]]) -> None:

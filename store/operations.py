@@ -111,20 +111,23 @@ def require(conn: sa.Connection, scope: Scope, conversation_id: str) -> Conversa
 def locked_count(conn: sa.Connection, scope: Scope, conversation_id: str) -> int:
     """The conversation's message count, its row locked until the transaction ends
     (so concurrent appends to one conversation take turns)."""
-    count = conn.execute(
-        sa.select(conversations.c.message_count).where(*owned(scope, conversation_id)).with_for_update()
-    ).scalar_one_or_none() if valid_id(conversation_id) else None
-    if count is None:
+    rows = _LOCKED_COUNT.run(conn, cid=conversation_id, ns=scope.namespace) if valid_id(conversation_id) else []
+    if not rows:
         raise ConversationNotFoundError(conversation_id, scope.namespace)
-    return count
+    return rows[0][0]
 
 
-_RESERVE = (
+_LOCKED_COUNT = Prepared(sa.select(conversations.c.message_count).where(
+    conversations.c.id == sa.bindparam("cid"), conversations.c.namespace == sa.bindparam("ns")).with_for_update())
+
+
+_RESERVE_STATEMENT = (
     conversations.update()
     .where(conversations.c.id == sa.bindparam("cid"), conversations.c.namespace == sa.bindparam("ns"))
     .values(message_count=conversations.c.message_count + sa.bindparam("n"), updated_at=sa.bindparam("now"))
 )
-_RESERVE_RETURNING = _RESERVE.returning(conversations.c.message_count)
+_RESERVE = Prepared(_RESERVE_STATEMENT)
+_RESERVE_RETURNING = Prepared(_RESERVE_STATEMENT.returning(conversations.c.message_count))
 
 
 def reserve(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> int:
@@ -137,12 +140,12 @@ def reserve(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> 
         raise ConversationNotFoundError(conversation_id, scope.namespace)
     params = {"cid": conversation_id, "ns": scope.namespace, "n": n, "now": now()}
     if conn.dialect.update_returning:
-        count = conn.execute(_RESERVE_RETURNING, params).scalar_one_or_none()
-        if count is None:
+        rows = _RESERVE_RETURNING.run(conn, **params)
+        if not rows:
             raise ConversationNotFoundError(conversation_id, scope.namespace)
-        return count - n
+        return rows[0][0] - n
     count = locked_count(conn, scope, conversation_id)
-    conn.execute(_RESERVE, params)
+    _RESERVE.run(conn, **params)
     return count
 
 
@@ -274,10 +277,7 @@ def _insert_chunk(conn: sa.Connection, scope: Scope, conversation_id: str, msgs:
                   first_seq: int, fresh: bool, index_base: int) -> None:
     known = {} if fresh else _known_calls(conn, conversation_id, links.referenced_call_ids(msgs))
     lo = links.earliest_open_call(msgs, known)
-    prior = {} if lo is None else dict(conn.execute(
-        sa.select(messages_t.c.seq, messages_t.c.window_start)
-        .where(messages_t.c.conversation_id == conversation_id, messages_t.c.seq >= lo)
-    ).all())
+    prior = {} if lo is None else dict(_PRIOR_STARTS.run(conn, cid=conversation_id, lo=lo))
     blobs = BlobSink(conversation_id)
     with paused_gc():  # pure CPU, no I/O inside: the collector is back on before anything else runs
         message_ids = [new_id() for _ in msgs]
@@ -295,24 +295,42 @@ def _insert_chunk(conn: sa.Connection, scope: Scope, conversation_id: str, msgs:
     bulk.insert(conn, messages_t, rows)
     bulk.insert(conn, blocks_t, blocks)
     bulk.insert(conn, tool_calls_t, plan.inserts)
-    if plan.updates:
-        conn.execute(
-            tool_calls_t.update().where(tool_calls_t.c.id == sa.bindparam("link_id"))
-            .values(status=sa.bindparam("status"), result_block_id=sa.bindparam("result_block_id"),
-                    result_seq=sa.bindparam("result_seq")),
-            plan.updates,
-        )
+    _LINK_RESULT.run_many(conn, plan.updates)
+
+
+_PRIOR_STARTS = Prepared(sa.select(messages_t.c.seq, messages_t.c.window_start).where(
+    messages_t.c.conversation_id == sa.bindparam("cid"), messages_t.c.seq >= sa.bindparam("lo")))
+_LINK_RESULT = Prepared(
+    tool_calls_t.update().where(tool_calls_t.c.id == sa.bindparam("link_id"))
+    .values(status=sa.bindparam("status"), result_block_id=sa.bindparam("result_block_id"),
+            result_seq=sa.bindparam("result_seq")))
+
+
+def _in_conversation(conn: sa.Connection, columns: tuple[sa.Column[Any], ...], key: sa.Column[Any],
+                     conversation_id: str, values: Iterable[str]) -> list[list[Any]]:
+    """The rows of ``key``'s table in a conversation whose ``key`` is one of ``values``."""
+    values = list(values)
+    size = 1 << (len(values) - 1).bit_length()  # a few statement shapes, padded with repeats
+    values += values[-1:] * (size - len(values))
+    return _in_statement(columns, key, size).run(
+        conn, cid=conversation_id, **{f"v{i}": v for i, v in enumerate(values)})
+
+
+@lru_cache(maxsize=64)
+def _in_statement(columns: tuple[sa.Column[Any], ...], key: sa.Column[Any], size: int) -> Prepared:
+    return Prepared(sa.select(*columns).where(
+        key.table.c.conversation_id == sa.bindparam("cid"),
+        key.in_([sa.bindparam(f"v{i}") for i in range(size)])))
+
+
+_KNOWN = (tool_calls_t.c.call_id, tool_calls_t.c.id, tool_calls_t.c.call_seq, tool_calls_t.c.result_block_id)
 
 
 def _known_calls(conn: sa.Connection, conversation_id: str, call_ids: set[str]) -> dict[str, links.KnownCall]:
     if not call_ids:
         return {}
-    t = tool_calls_t
-    rows = conn.execute(
-        sa.select(t.c.call_id, t.c.id, t.c.call_seq, t.c.result_block_id)
-        .where(t.c.conversation_id == conversation_id, t.c.call_id.in_(call_ids))
-    ).all()
-    return {r.call_id: links.KnownCall(r.id, r.call_seq, r.result_block_id is not None) for r in rows}
+    rows = _in_conversation(conn, _KNOWN, tool_calls_t.c.call_id, conversation_id, call_ids)
+    return {call_id: links.KnownCall(link_id, seq, result is not None) for call_id, link_id, seq, result in rows}
 
 
 def _insert_blobs(conn: sa.Connection, conversation_id: str, blobs: BlobSink, fresh: bool) -> None:
@@ -320,10 +338,8 @@ def _insert_blobs(conn: sa.Connection, conversation_id: str, blobs: BlobSink, fr
         return
     new = blobs.rows
     if not fresh:
-        stored = set(conn.execute(
-            sa.select(blobs_t.c.sha256)
-            .where(blobs_t.c.conversation_id == conversation_id, blobs_t.c.sha256.in_(new))
-        ).scalars())
+        stored = {row[0] for row in _in_conversation(conn, (blobs_t.c.sha256,), blobs_t.c.sha256,
+                                                      conversation_id, new)}
         new = {k: v for k, v in new.items() if k not in stored}
     bulk.insert(conn, blobs_t, list(new.values()))
 

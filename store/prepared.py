@@ -1,53 +1,85 @@
-"""Read statements compiled once per dialect and run at driver level.
+"""Hot statements compiled once per dialect and run on the driver's own cursor.
 
-The hot reads (a conversation's row, its window start, its messages and blocks)
-run on every load. Built and executed as SQLAlchemy constructs, each costs a
-cache-key walk, parameter processing and a result row per value conversion:
-on a ``last=50`` load that is most of the time. Here each statement is compiled
-once per dialect; executing it passes the parameters straight to the driver, and
-only the parameters and columns whose type needs it (UUIDs, JSON, NUL escapes,
-SQLite dates) are converted.
+The hot statements (a conversation's row and window, its messages and blocks,
+the append's reservation and link lookups) run on every load and every append.
+Built and executed as SQLAlchemy constructs, each costs a cache-key walk, an
+execution context, parameter processing and a result row per value conversion:
+on an agent's one-message append or a ``last=50`` load that is most of the time.
+Here each statement is compiled once per dialect and executed straight on the
+DBAPI cursor of the caller's connection (inside its transaction); only the
+parameters and columns whose type needs it (UUIDs, JSON, NUL escapes, SQLite
+dates) are converted. Driver errors are wrapped as SQLAlchemy would wrap them
+(``IntegrityError``, ...), a lost connection is invalidated, and listeners of the
+``before_cursor_execute`` event still see every statement (``echo`` logging does not).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
 import sqlalchemy as sa
 
 
-class Prepared:
-    """A select whose parameters are all named ``bindparam`` values."""
+def driver_execute(conn: sa.Connection, sql: str, params: Any = None, *, many: bool = False,
+                   fetch: bool = False) -> list[Any]:
+    """Run ``sql`` on the driver cursor of ``conn``; the rows when ``fetch``."""
+    raw = conn.connection.dbapi_connection
+    assert raw is not None
+    cursor = raw.cursor()
+    dispatch = conn.dispatch
+    if dispatch.before_cursor_execute:  # statement listeners (tracing, counting) still see every statement
+        dispatch.before_cursor_execute(conn, cursor, sql, params, None, many)
+    try:
+        if many:
+            cursor.executemany(sql, params)
+        elif params is None:
+            cursor.execute(sql)
+        else:
+            cursor.execute(sql, params)
+        return cursor.fetchall() if fetch else []
+    except conn.dialect.loaded_dbapi.Error as exc:
+        disconnect = conn.dialect.is_disconnect(exc, raw, cursor)
+        if disconnect:
+            conn.invalidate(exc)
+        raise sa.exc.DBAPIError.instance(sql, None, exc, conn.dialect.loaded_dbapi.Error,
+                                         connection_invalidated=disconnect, dialect=conn.dialect) from exc
+    finally:
+        cursor.close()
 
-    def __init__(self, statement: sa.Select[Any]) -> None:
+
+class Prepared:
+    """A statement (select, or DML with or without RETURNING) whose parameters are
+    all named ``bindparam`` values."""
+
+    def __init__(self, statement: sa.Executable) -> None:
         self.statement = statement
 
     def run(self, conn: sa.Connection, **params: Any) -> list[list[Any]]:
+        """Execute once; the result rows (none for DML without RETURNING)."""
         compiled = _compile(self, conn.dialect)
-        rows = conn.exec_driver_sql(compiled.sql, compiled.params(params)).all()
-        if not compiled.processed:
-            return [list(row) for row in rows]
-        out = []
-        for row in rows:
-            values = list(row)
-            for i, process in compiled.processed:
-                if values[i] is not None:
-                    values[i] = process(values[i])
-            out.append(values)
-        return out
+        rows = driver_execute(conn, compiled.sql, compiled.params(params), fetch=compiled.returns)
+        return compiled.rows(rows)
+
+    def run_many(self, conn: sa.Connection, params: Sequence[dict[str, Any]]) -> None:
+        """Execute once per parameter set, in one ``executemany``."""
+        if params:
+            compiled = _compile(self, conn.dialect)
+            driver_execute(conn, compiled.sql, [compiled.params(dict(p)) for p in params], many=True)
 
 
 class _Compiled:
-    def __init__(self, statement: sa.Select[Any], dialect: sa.Dialect) -> None:
+    def __init__(self, statement: Any, dialect: sa.Dialect) -> None:
         compiled = statement.compile(dialect=dialect)
         self.sql = str(compiled)
         self.order = list(compiled.positiontup or []) if compiled.positional else None
         self.binds = {name: p for name, bind in compiled.binds.items()
                       if (p := bind.type.dialect_impl(dialect).bind_processor(dialect)) is not None}
+        columns = list(statement.exported_columns) if compiled.returning or statement.is_select else []
+        self.returns = bool(columns)
         self.processed: list[tuple[int, Callable[[Any], Any]]] = [
-            (i, p) for i, column in enumerate(statement.selected_columns)
+            (i, p) for i, column in enumerate(columns)
             if (p := column.type.dialect_impl(dialect).result_processor(dialect, None)) is not None
         ]
 
@@ -57,7 +89,19 @@ class _Compiled:
                 params[name] = process(params[name])
         return tuple(params[name] for name in self.order) if self.order is not None else params
 
+    def rows(self, rows: list[Any]) -> list[list[Any]]:
+        if not self.processed:
+            return [list(row) for row in rows]
+        out = []
+        for row in rows:
+            values = list(row)
+            for i, process in self.processed:
+                if values[i] is not None:
+                    values[i] = process(values[i])
+            out.append(values)
+        return out
 
-@lru_cache(maxsize=128)
+
+@lru_cache(maxsize=256)
 def _compile(prepared: Prepared, dialect: sa.Dialect) -> _Compiled:
     return _Compiled(prepared.statement, dialect)
