@@ -233,7 +233,7 @@ class BlockRow(Base):
     text: Mapped[str | None] = mapped_column(LongText)
     media_type: Mapped[str | None] = mapped_column(Name)
     tool_name: Mapped[str | None] = mapped_column(Name)
-    call_id: Mapped[str | None] = mapped_column(Name, index=True)
+    call_id: Mapped[str | None] = mapped_column(Name)
     blob_sha256: Mapped[str | None] = mapped_column(sa.String(64))
     payload: Mapped[dict[str, Any] | None]
 

@@ -80,3 +80,19 @@ def test_tables_without_a_revision_are_refused(empty_database_url):
 def test_unreachable_database_is_a_clear_error(url):
     with pytest.raises(DatabaseError, match="cannot open"):
         ConversationStore(url)
+
+
+def test_a_0001_database_is_refused_then_upgraded_in_place(empty_database_url):
+    engine = create_engine(empty_database_url)
+    try:
+        upgrade(engine, "0001")
+        with pytest.raises(SchemaOutdatedError, match="db upgrade"):
+            ConversationStore(empty_database_url)
+        upgrade(engine)
+        check(engine)
+        assert "ix_blocks_call_id" not in {i["name"] for i in sa.inspect(engine).get_indexes("blocks")}
+        with ConversationStore(empty_database_url) as s:
+            cid = s.save([{"role": "user", "content": "hi"}])
+            assert s.load(cid) == [{"role": "user", "content": "hi"}]
+    finally:
+        engine.dispose()
