@@ -19,13 +19,12 @@ from typing import Any
 import sqlalchemy as sa
 from pydantic import BaseModel
 
-from . import bulk, links
-from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, BlobSink, block_from_row, block_rows, blob_refs, from_utc, message_rows, messages_from_rows, new_id
-from .gcpause import paused_gc
+from . import rows
+from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, block_from_row, blob_refs, from_utc, messages_from_rows
 from .errors import AmbiguousToolCallError, ConversationNotFoundError, InputError, ToolCallNotFoundError
-from .limits import Budget, Limits
+from .limits import Limits
 from .prepared import Prepared
-from .model import MESSAGES, Conversation, Message, ToolCallRecord, ToolStatus
+from .model import Conversation, Message, ToolCallRecord, ToolStatus
 from .schema import BlobRow, BlockRow, ConversationRow, MessageRow, ToolCallRow
 
 CHUNK = 5000
@@ -267,81 +266,10 @@ def insert(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequen
     to report), all in the caller's transaction. Errors name message ``index_base + i``."""
     for start in range(0, len(msgs), CHUNK):
         chunk = msgs[start:start + CHUNK]
-        _insert_chunk(conn, scope, conversation_id, chunk, first_seq=first_seq + start,
+        rows.insert_chunk(conn, scope.limits, conversation_id, chunk, first_seq=first_seq + start,
                       fresh=fresh and start == 0, index_base=index_base + start)
         if progress is not None:
             progress(len(chunk))
-
-
-def _insert_chunk(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message], *,
-                  first_seq: int, fresh: bool, index_base: int) -> None:
-    known = {} if fresh else _known_calls(conn, conversation_id, links.referenced_call_ids(msgs))
-    lo = links.earliest_open_call(msgs, known)
-    prior = {} if lo is None else dict(_PRIOR_STARTS.run(conn, cid=conversation_id, lo=lo))
-    blobs = BlobSink(conversation_id)
-    with paused_gc():  # pure CPU, no I/O inside: the collector is back on before anything else runs
-        message_ids = [new_id() for _ in msgs]
-        budgets = [Budget(index_base + i, scope.limits) for i in range(len(msgs))]
-        dumped = MESSAGES.dump_python(list(msgs), exclude_defaults=True)
-        blocks, block_ids = block_rows(msgs, dumped, conversation_id=conversation_id, message_ids=message_ids,
-                                       blobs=blobs, budgets=budgets)
-        plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
-                          block_ids=block_ids, known=known, prior_starts=prior)
-        rows = message_rows(dumped, ids=message_ids, conversation_id=conversation_id, first_seq=first_seq,
-                            window_starts=plan.window_starts, budgets=budgets)
-        for budget in budgets:
-            budget.check()
-    _insert_blobs(conn, conversation_id, blobs, fresh)
-    bulk.insert(conn, messages_t, rows)
-    bulk.insert(conn, blocks_t, blocks)
-    bulk.insert(conn, tool_calls_t, plan.inserts)
-    _LINK_RESULT.run_many(conn, plan.updates)
-
-
-_PRIOR_STARTS = Prepared(sa.select(messages_t.c.seq, messages_t.c.window_start).where(
-    messages_t.c.conversation_id == sa.bindparam("cid"), messages_t.c.seq >= sa.bindparam("lo")))
-_LINK_RESULT = Prepared(
-    tool_calls_t.update().where(tool_calls_t.c.id == sa.bindparam("link_id"))
-    .values(status=sa.bindparam("status"), result_block_id=sa.bindparam("result_block_id"),
-            result_seq=sa.bindparam("result_seq")))
-
-
-def _in_conversation(conn: sa.Connection, columns: tuple[sa.Column[Any], ...], key: sa.Column[Any],
-                     conversation_id: str, values: Iterable[str]) -> list[list[Any]]:
-    """The rows of ``key``'s table in a conversation whose ``key`` is one of ``values``."""
-    values = list(values)
-    size = 1 << (len(values) - 1).bit_length()  # a few statement shapes, padded with repeats
-    values += values[-1:] * (size - len(values))
-    return _in_statement(columns, key, size).run(
-        conn, cid=conversation_id, **{f"v{i}": v for i, v in enumerate(values)})
-
-
-@lru_cache(maxsize=64)
-def _in_statement(columns: tuple[sa.Column[Any], ...], key: sa.Column[Any], size: int) -> Prepared:
-    return Prepared(sa.select(*columns).where(
-        key.table.c.conversation_id == sa.bindparam("cid"),
-        key.in_([sa.bindparam(f"v{i}") for i in range(size)])))
-
-
-_KNOWN = (tool_calls_t.c.call_id, tool_calls_t.c.id, tool_calls_t.c.call_seq, tool_calls_t.c.result_block_id)
-
-
-def _known_calls(conn: sa.Connection, conversation_id: str, call_ids: set[str]) -> dict[str, links.KnownCall]:
-    if not call_ids:
-        return {}
-    rows = _in_conversation(conn, _KNOWN, tool_calls_t.c.call_id, conversation_id, call_ids)
-    return {call_id: links.KnownCall(link_id, seq, result is not None) for call_id, link_id, seq, result in rows}
-
-
-def _insert_blobs(conn: sa.Connection, conversation_id: str, blobs: BlobSink, fresh: bool) -> None:
-    if not blobs.rows:
-        return
-    new = blobs.rows
-    if not fresh:
-        stored = {row[0] for row in _in_conversation(conn, (blobs_t.c.sha256,), blobs_t.c.sha256,
-                                                      conversation_id, new)}
-        new = {k: v for k, v in new.items() if k not in stored}
-    bulk.insert(conn, blobs_t, list(new.values()))
 
 
 # --- reading -----------------------------------------------------------------------

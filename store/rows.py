@@ -1,0 +1,128 @@
+"""A chunk of messages as rows: built in plain Python, written one executemany per table.
+
+:func:`chunk_rows` is pure CPU (ids, limit checks, blobs by hash, tool-call links,
+window starts); :func:`write_rows` sends the rows in one ``executemany`` (or
+``COPY``) per table. :func:`insert_chunk` does both, looking up first what the
+chunk links to (stored calls it answers, window starts of open calls).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import sqlalchemy as sa
+
+from . import bulk, links
+from .codec import BlobSink, block_rows, message_rows, new_id
+from .gcpause import paused_gc
+from .limits import Budget, Limits
+from .model import MESSAGES, Message
+from .prepared import Prepared
+from .schema import BlobRow, BlockRow, MessageRow, ToolCallRow
+
+messages_t = MessageRow.__table__
+blocks_t = BlockRow.__table__
+blobs_t = BlobRow.__table__
+tool_calls_t = ToolCallRow.__table__
+
+
+def insert_chunk(conn: sa.Connection, limits: Limits, conversation_id: str, msgs: Sequence[Message], *,
+                  first_seq: int, fresh: bool, index_base: int) -> None:
+    known = {} if fresh else _known_calls(conn, conversation_id, links.referenced_call_ids(msgs))
+    lo = links.earliest_open_call(msgs, known)
+    prior = {} if lo is None else dict(_PRIOR_STARTS.run(conn, cid=conversation_id, lo=lo))
+    rows = chunk_rows(limits, conversation_id, msgs, first_seq=first_seq, index_base=index_base,
+                      known=known, prior_starts=prior)
+    write_rows(conn, conversation_id, rows, fresh=fresh)
+
+
+@dataclass
+class ChunkRows:
+    """Everything one chunk of messages writes: rows per table, and links of stored calls
+    that the chunk answers."""
+
+    blobs: BlobSink
+    messages: list[dict[str, Any]]
+    blocks: list[dict[str, Any]]
+    tool_calls: list[dict[str, Any]]
+    link_updates: list[dict[str, Any]]
+
+
+def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message], *, first_seq: int,
+               index_base: int = 0, known: dict[str, links.KnownCall] | None = None,
+               prior_starts: dict[int, int] | None = None) -> ChunkRows:
+    """The rows of ``msgs`` stored from ``first_seq`` on, checked against ``limits``
+    (pure CPU: no I/O). ``known`` are stored calls the chunk may answer, ``prior_starts`` the
+    window starts of stored messages from the earliest open call on."""
+    blobs = BlobSink(conversation_id)
+    with paused_gc():  # pure CPU, no I/O inside: the collector is back on before anything else runs
+        message_ids = [new_id() for _ in msgs]
+        budgets = [Budget(index_base + i, limits) for i in range(len(msgs))]
+        dumped = MESSAGES.dump_python(list(msgs), exclude_defaults=True)
+        blocks, block_ids = block_rows(msgs, dumped, conversation_id=conversation_id, message_ids=message_ids,
+                                       blobs=blobs, budgets=budgets)
+        plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
+                          block_ids=block_ids, known=known or {}, prior_starts=prior_starts or {})
+        rows = message_rows(dumped, ids=message_ids, conversation_id=conversation_id, first_seq=first_seq,
+                            window_starts=plan.window_starts, budgets=budgets)
+        for budget in budgets:
+            budget.check()
+    return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates)
+
+
+def write_rows(conn: sa.Connection, conversation_id: str, rows: ChunkRows, *, fresh: bool) -> None:
+    """Insert a chunk's rows, one executemany (or COPY) per table."""
+    _insert_blobs(conn, conversation_id, rows.blobs, fresh)
+    bulk.insert(conn, messages_t, rows.messages)
+    bulk.insert(conn, blocks_t, rows.blocks)
+    bulk.insert(conn, tool_calls_t, rows.tool_calls)
+    _LINK_RESULT.run_many(conn, rows.link_updates)
+
+
+_PRIOR_STARTS = Prepared(sa.select(messages_t.c.seq, messages_t.c.window_start).where(
+    messages_t.c.conversation_id == sa.bindparam("cid"), messages_t.c.seq >= sa.bindparam("lo")))
+_LINK_RESULT = Prepared(
+    tool_calls_t.update().where(tool_calls_t.c.id == sa.bindparam("link_id"))
+    .values(status=sa.bindparam("status"), result_block_id=sa.bindparam("result_block_id"),
+            result_seq=sa.bindparam("result_seq")))
+
+
+def _in_conversation(conn: sa.Connection, columns: tuple[sa.Column[Any], ...], key: sa.Column[Any],
+                     conversation_id: str, values: Iterable[str]) -> list[list[Any]]:
+    """The rows of ``key``'s table in a conversation whose ``key`` is one of ``values``."""
+    values = list(values)
+    size = 1 << (len(values) - 1).bit_length()  # a few statement shapes, padded with repeats
+    values += values[-1:] * (size - len(values))
+    return _in_statement(columns, key, size).run(
+        conn, cid=conversation_id, **{f"v{i}": v for i, v in enumerate(values)})
+
+
+@lru_cache(maxsize=64)
+def _in_statement(columns: tuple[sa.Column[Any], ...], key: sa.Column[Any], size: int) -> Prepared:
+    return Prepared(sa.select(*columns).where(
+        key.table.c.conversation_id == sa.bindparam("cid"),
+        key.in_([sa.bindparam(f"v{i}") for i in range(size)])))
+
+
+_KNOWN = (tool_calls_t.c.call_id, tool_calls_t.c.id, tool_calls_t.c.call_seq, tool_calls_t.c.result_block_id)
+
+
+def _known_calls(conn: sa.Connection, conversation_id: str, call_ids: set[str]) -> dict[str, links.KnownCall]:
+    if not call_ids:
+        return {}
+    rows = _in_conversation(conn, _KNOWN, tool_calls_t.c.call_id, conversation_id, call_ids)
+    return {call_id: links.KnownCall(link_id, seq, result is not None) for call_id, link_id, seq, result in rows}
+
+
+def _insert_blobs(conn: sa.Connection, conversation_id: str, blobs: BlobSink, fresh: bool) -> None:
+    if not blobs.rows:
+        return
+    new = blobs.rows
+    if not fresh:
+        stored = {row[0] for row in _in_conversation(conn, (blobs_t.c.sha256,), blobs_t.c.sha256,
+                                                      conversation_id, new)}
+        new = {k: v for k, v in new.items() if k not in stored}
+    bulk.insert(conn, blobs_t, list(new.values()))
