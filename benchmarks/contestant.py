@@ -6,7 +6,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from store import ConversationStore
+from store import ConversationStore, db, operations as ops, rows
+from store.codec import new_id
+from store.formats import read
+from store.limits import Limits
 
 from .databases import Database
 
@@ -109,3 +112,89 @@ class Convstore(Contestant):
         before = self.statements
         fn(*args)
         return self.statements - before
+
+
+class SchemaBound(Contestant):
+    """convstore's own tables at driver speed: the bound no validating, normalizing code on this
+    schema can beat. Its rows are the exact ones convstore writes, built before any timing
+    (``store.rows.chunk_rows``); ``ingest`` and ``append`` only send them through convstore's
+    driver path (one executemany or COPY per table, the append's reservation, commit);
+    ``load`` / ``last`` run convstore's statements and stop at the raw rows. No validation,
+    no conversion, no link lookups (an appended result is not linked to its call)."""
+
+    name = "convstore rows (bound)"
+    kind = "bound"
+    family = "convstore-rows"
+    backends = ("sqlite", "postgresql", "mariadb")
+
+    def __init__(self) -> None:
+        self.store: ConversationStore | None = None
+
+    def prepare(self, messages: list[dict[str, Any]]) -> list[Any]:
+        canonical = read(messages, "openai")
+        conversation_id = new_id()
+        whole = rows.chunk_rows(Limits(), conversation_id, canonical, first_seq=0)
+        one_by_one = [rows.chunk_rows(Limits(), conversation_id, [m], first_seq=0) for m in canonical]
+        return _RowsWorkload(one_by_one, conversation_id=conversation_id, whole=whole)
+
+    def open(self, db: Database) -> None:
+        self.store = ConversationStore(db.url, format="openai")
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def ingest(self, prepared: list[Any]) -> Any:
+        cid = prepared.conversation_id
+        with db.write_transaction(self.store.engine) as conn:
+            ops.new_conversation(conn, self.store.scope, cid, message_count=len(prepared))
+            rows.write_rows(conn, cid, prepared.whole, fresh=True)
+        return cid
+
+    def new_conversation(self) -> Any:
+        return self.store.save([], format="openai")
+
+    def append(self, conversation: Any, one: Any) -> None:
+        with db.write_transaction(self.store.engine) as conn:
+            seq = ops.reserve(conn, self.store.scope, conversation, 1)
+            _retarget(one, conversation, seq)
+            rows.write_rows(conn, conversation, one, fresh=False)
+
+    def load(self, conversation: Any) -> Any:
+        return self._rows(conversation, None)
+
+    def last(self, conversation: Any, n: int) -> Any:
+        return self._rows(conversation, n)
+
+    def _rows(self, conversation: Any, last: int | None) -> Any:
+        store = self.store
+        with store.engine.connect() as conn:
+            conn = conn.execution_options(**db.read_options(conn.dialect))
+            _, start = ops.locate(conn, store.scope, conversation, last)
+            return ops.fetch_rows(conn, conversation, start, windowed=last is not None)
+
+    def tool_call(self, call_id: str) -> Any:
+        return self.store.get_tool_call(call_id)
+
+
+class _RowsWorkload(list):
+    """Rows message by message (for appends), and of the whole list at once (for an ingest)."""
+
+    def __init__(self, items: list[Any], *, conversation_id: str, whole: Any) -> None:
+        super().__init__(items)
+        self.conversation_id = conversation_id
+        self.whole = whole
+
+
+def _retarget(chunk: Any, conversation_id: str, seq: int) -> None:
+    """Rows built for seq 0 of another conversation, moved to ``seq`` of ``conversation_id``."""
+    for table in (chunk.messages, chunk.blocks, chunk.tool_calls, list(chunk.blobs.rows.values())):
+        for row in table:
+            row["conversation_id"] = conversation_id
+    for row in chunk.messages:
+        row["seq"] = row["window_start"] = seq
+    for row in chunk.tool_calls:
+        row["call_seq"] = seq
+        if row.get("result_seq") is not None:
+            row["result_seq"] = seq

@@ -85,6 +85,10 @@ class Target:
     peer: str
     vs_peer: str
     ok: bool | None
+    bound: str = "-"
+    """convstore's own rows at driver speed (``SchemaBound``), and that bound against the floor:
+    the best any code writing this schema could reach."""
+    bound_vs_floor: str = "-"
 
 
 def _ratio(a: float, b: float) -> str:
@@ -96,7 +100,7 @@ def _ratio(a: float, b: float) -> str:
 
 
 def _check(backend: str, metric: str, cs: Summary, floor: Summary | None,
-           peers: dict[str, Summary]) -> Target:
+           peers: dict[str, Summary], bound: Summary | None = None) -> Target:
     """One target row: convstore against the floor and the best peer on ``metric``."""
     rate = is_rate(metric)
     best_name, best = (max if rate else min)(peers.items(), key=lambda kv: kv[1].median, default=(None, None))
@@ -130,20 +134,24 @@ def _check(backend: str, metric: str, cs: Summary, floor: Summary | None,
         peer=f"{fmt_value(metric, best.median)} ({best_name.split()[-1]})" if best else "-",
         vs_peer=_ratio(cs.median, best.median) if best else "-",
         ok=all(oks) if oks else None,
+        bound=fmt_value(metric, bound.median) if bound else "-",
+        bound_vs_floor=_ratio(bound.median, floor.median) if bound and floor else "-",
     )
 
 
 def targets(backend: str, summary: dict[str, dict[str, Summary]], kinds: dict[str, str]) -> list[Target]:
-    """``kinds``: contestant name -> convstore | floor | peer."""
+    """``kinds``: contestant name -> convstore | bound | floor | peer."""
     cs = summary.get(CONVSTORE, {})
     floor_name = next((n for n, k in kinds.items() if k == "floor" and n in summary), None)
+    bound_name = next((n for n, k in kinds.items() if k == "bound" and n in summary), None)
     out = []
     for metric in sorted(cs, key=_order):
         if metric.startswith(("statements", "check")):
             continue
         floor = summary.get(floor_name, {}).get(metric) if floor_name else None
         peers = {n: s[metric] for n, s in summary.items() if kinds.get(n) == "peer" and metric in s}
-        out.append(_check(backend, metric, cs[metric], floor, peers))
+        bound = summary.get(bound_name, {}).get(metric) if bound_name else None
+        out.append(_check(backend, metric, cs[metric], floor, peers, bound))
     return out
 
 
@@ -185,10 +193,13 @@ def figures_table(backend: str, detail: str, summary: dict[str, dict[str, Summar
 
 def targets_table(backend: str, rows: list[Target]) -> Table:
     table = Table(title=f"{backend}: convstore against the targets", title_justify="left")
-    for col in ("metric", "convstore", "floor", "x floor", "best peer", "x best peer", "target", "result"):
+    columns = ("metric", "convstore", "floor", "x floor", "schema bound", "bound x floor", "best peer",
+               "x best peer", "target", "result")
+    for col in columns:
         table.add_column(col, justify="left" if col in ("metric", "target") else "right")
     for t in rows:
-        table.add_row(t.metric, t.convstore, t.floor, t.vs_floor, t.peer, t.vs_peer, t.goal, _verdict(t.ok))
+        table.add_row(t.metric, t.convstore, t.floor, t.vs_floor, t.bound, t.bound_vs_floor, t.peer, t.vs_peer,
+                      t.goal, _verdict(t.ok))
     return table
 
 

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from . import conversion, databases, memory, report
 from . import workload as wl
-from .contestant import Contestant, Convstore
+from .contestant import Contestant, Convstore, SchemaBound
 from .floors import FLOORS
 from .measure import Plan, Workloads, run_big_lookup, run_round
 
@@ -78,7 +78,7 @@ def contestants(backend: str, peers: str) -> list[Contestant]:
     wanted = [keys.get(k.strip(), k.strip()) for k in peers.split(",")]
     chosen = [p() for p in PEERS if backend in p.backends
               and (peers == "all" or any(w in p.name for w in wanted))] if peers != "none" else []
-    return [Convstore(), FLOORS[backend](), *chosen]
+    return [Convstore(), SchemaBound(), FLOORS[backend](), *chosen]
 
 
 def rotation(items: list[Any], repeat: int) -> list[Any]:
@@ -105,7 +105,7 @@ def bench_backend(backend: str, plan: Plan, args: argparse.Namespace, work: Work
                 _say(f"    {name}: {_brief(got)}")
             _say(f"    ({time.perf_counter() - start:,.0f} s)")
     if args.toolcall_1m and "toolcall" in plan.only:
-        for c in cs[:2]:
+        for c in (c for c in cs if c.kind in ("convstore", "floor")):
             _say(f"  [{backend}] {c.name}: storing 1,000,000 messages for the tool-call lookup")
             for metric, values in run_big_lookup(c, backend, 1_000_000, work, say=_say).items():
                 samples[c.name][metric].extend(values)

@@ -297,6 +297,15 @@ _END = 2**31 - 1
 def get_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | None) -> Conversation:
     """At most three statements, whatever the length: the conversation's row with the
     window's start, its messages joined to their blocks, and their binary payloads."""
+    found, start = locate(conn, scope, conversation_id, last)
+    msgs = messages_from_rows(*fetch_rows(conn, conversation_id, start, windowed=last is not None))
+    return Conversation(id=found.id, namespace=found.namespace, title=found.title,
+                        created_at=found.created_at, metadata=found.metadata or {}, messages=msgs)
+
+
+def locate(conn: sa.Connection, scope: Scope, conversation_id: str,
+           last: int | None) -> tuple[ConversationInfo, int]:
+    """The conversation, and the seq its window of the ``last`` messages starts at (one statement)."""
     if last is not None and last < 0:
         raise InputError(f"last must be >= 0, got {last}")
     rows = _CONVERSATION_AND_WINDOW.run(conn, cid=conversation_id, ns=scope.namespace,
@@ -305,18 +314,21 @@ def get_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, la
         raise ConversationNotFoundError(conversation_id, scope.namespace)
     *row, window = rows[0]
     found = info(dict(zip(conversations.c.keys(), row)))
-    start = 0 if last is None else found.message_count if last == 0 else window or 0
-    msgs = _messages(conn, conversation_id, start, windowed=last is not None)
-    return Conversation(id=found.id, namespace=found.namespace, title=found.title,
-                        created_at=found.created_at, metadata=found.metadata or {}, messages=msgs)
+    return found, 0 if last is None else found.message_count if last == 0 else window or 0
+
+
+def fetch_rows(conn: sa.Connection, conversation_id: str, start: int, windowed: bool,
+               stop: int | None = None) -> tuple[list[list[Any]], dict[str, bytes]]:
+    """The message rows joined to their block rows from ``start`` on, and the blobs they use
+    (two statements at most)."""
+    rows = _MESSAGES.run(conn, cid=conversation_id, start=start, stop=_END if stop is None else stop)
+    width = len(MESSAGE_COLUMNS)
+    return rows, _blobs(conn, conversation_id, [r[width:] for r in rows], everything=not windowed)
 
 
 def _messages(conn: sa.Connection, conversation_id: str, start: int, windowed: bool,
               stop: int | None = None) -> list[Message]:
-    rows = _MESSAGES.run(conn, cid=conversation_id, start=start, stop=_END if stop is None else stop)
-    width = len(MESSAGE_COLUMNS)
-    blobs = _blobs(conn, conversation_id, [r[width:] for r in rows], everything=not windowed)
-    return messages_from_rows(rows, blobs)
+    return messages_from_rows(*fetch_rows(conn, conversation_id, start, windowed, stop))
 
 
 def safe_cuts(conn: sa.Connection, scope: Scope, conversation_id: str, size: int) -> list[int]:
