@@ -7,14 +7,17 @@ The rate counts source messages per second, validation and the losses report inc
 
 from __future__ import annotations
 
+import importlib
 import json
 import time
 from pathlib import Path
 from typing import Any
 
 import store
-from store.formats import read
-from store.model import ToolCallBlock, ToolResultBlock
+from store.formats import get_format, read
+from store.formats._common import message_list
+from store.gcpause import paused_gc
+from store.model import MESSAGES, ToolCallBlock, ToolResultBlock
 
 SAMPLES = Path(store.__file__).resolve().parent / "samples"
 
@@ -76,3 +79,33 @@ def run(n: int, budget_s: float = 1.0, say: Any = print) -> dict[str, dict[str, 
                 out[src][dst] = []
         say(f"  convert from {src}: {count:,} messages to {len(store.FORMATS)} formats done")
     return out
+
+
+def validation_bound(n: int, repeat: int = 3) -> dict[str, dict[str, float]]:
+    """What validation alone allows per source format, in source messages per second.
+
+    Any conversion validates its input with the source format's models and builds canonical
+    models (at best in one call into pydantic-core, as ``MESSAGES.validate_python`` of plain
+    dicts does): ``{format: {"source": rate, "canonical": rate, "bound": rate of both}}``.
+    No conversion from that source can beat ``bound``, whatever its target."""
+    out: dict[str, dict[str, float]] = {}
+    for fmt in store.FORMATS:
+        module = importlib.import_module(get_format(fmt).to_canonical.__module__)
+        adapter = getattr(module, "MESSAGES", None) or getattr(module, "ITEMS")
+        data, count = source(fmt, n)
+        items = message_list(data, fmt)
+        canonical = MESSAGES.dump_python(read(data, fmt), exclude_none=True)
+        with paused_gc():
+            src = count / _best(adapter.validate_python, items, repeat)
+            canon = count / _best(MESSAGES.validate_python, canonical, repeat)
+        out[fmt] = {"source": src, "canonical": canon, "bound": 1 / (1 / src + 1 / canon)}
+    return out
+
+
+def _best(fn: Any, arg: Any, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn(arg)
+        best = min(best, time.perf_counter() - start)
+    return best

@@ -203,13 +203,18 @@ def targets_table(backend: str, rows: list[Target]) -> Table:
     return table
 
 
-def conversion_table(rates: dict[str, dict[str, list[float]]]) -> tuple[Table, Target]:
+def conversion_table(rates: dict[str, dict[str, list[float]]],
+                     bound: dict[str, dict[str, float]] | None = None) -> tuple[Table, Target]:
+    """The pair matrix; ``bound`` adds, per source, the rate validation alone allows
+    (``conversion.validation_bound``): no target can be reached faster from that source."""
     names = list(rates)
     table = Table(title="conversion in memory (store.convert): median k messages/s,"
                         " source rows, target columns", title_justify="left")
     table.add_column("from \\ to")
     for n in names:
         table.add_column(n, justify="right")
+    if bound:
+        table.add_column("validation bound", justify="right")
     worst: tuple[float, str] = (float("inf"), "")
     for src in names:
         cells = []
@@ -219,6 +224,8 @@ def conversion_table(rates: dict[str, dict[str, list[float]]]) -> tuple[Table, T
             worst = min(worst, (value, f"{src} -> {dst}"))
             style = "green" if value >= 50_000 else "red"
             cells.append(f"[{style}]{value / 1000:.0f}[/]" if samples else "[red]fail[/]")
+        if bound:
+            cells.append(f"{bound[src]['bound'] / 1000:.0f}" if src in bound else "-")
         table.add_row(src, *cells)
     target = Target("conversion, slowest pair", ">= 50k msg/s for every pair",
                     f"{worst[0] / 1000:.1f}k ({worst[1]})", "-", "-", "-", "-", worst[0] >= 50_000)

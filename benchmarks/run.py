@@ -157,10 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     if "convert" in plan.only:
         n = args.convert_messages or (1_000 if args.quick else 10_000)
         rates = conversion.run(n, budget_s=0.3 if args.quick else 1.0, say=_say)
-        table, target = report.conversion_table(rates)
+        bound = conversion.validation_bound(n)
+        table, target = report.conversion_table(rates, bound)
         tables.append(table)
         general.append(target)
-        meta["convert"] = {"messages": n, "rates": rates}
+        meta["convert"] = {"messages": n, "rates": rates, "validation_bound": bound}
     if "memory" in plan.only:
         n = args.memory_messages or (20_000 if args.quick else 1_000_000)
         meta["memory"] = memory.run(n, args.memory_cap_gb, say=_say, seed=args.seed)
