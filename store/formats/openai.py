@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ..errors import SchemaError
+from ..model import MESSAGES as CANONICAL
 from ..model import (
     AudioBlock,
     Block,
@@ -148,84 +149,88 @@ _AUDIO_FORMATS = {v: k for k, v in _AUDIO_MEDIA_TYPES.items()}
 
 def _unknown(model: BaseModel) -> dict[str, Any] | None:
     """Keys the canonical model has no field for: unknown ones, and known ones given as null."""
-    nulls = {f: None for f in model.model_fields_set if f != "content" and getattr(model, f) is None}
-    return {**(model.model_extra or {}), **nulls} or None
+    values = model.__dict__  # declared fields only; reading them here skips pydantic's __getattr__
+    nulls = {f: None for f in model.model_fields_set if f != "content" and f in values and values[f] is None}
+    extra = model.__pydantic_extra__
+    if not nulls:
+        return extra or None
+    return {**(extra or {}), **nulls}
 
 
 def _extras(model: BaseModel, **shape: Any) -> dict[str, Any]:
     """The ``extras["openai"]`` entry: unknown keys plus shape notes, empty parts left out."""
-    found = {"fields": _unknown(model), **shape}
-    kept = {k: v for k, v in found.items() if v not in (None, False)}
+    kept = {k: v for k, v in shape.items() if v is not None and v is not False}
+    if (fields := _unknown(model)) is not None:
+        kept = {"fields": fields, **kept}
     return {NAME: kept} if kept else {}
 
 
 # --- to canonical --------------------------------------------------------------
 
 
-def _text_in(part: TextPart) -> Block:
-    return TextBlock(text=part.text, extras=_extras(part))
+# Blocks and messages are built as plain dicts and validated into canonical models in one
+# call into pydantic-core per batch (to_canonical): constructing the models one by one costs
+# several times more.
+BlockDict = dict[str, Any]
 
 
-def _refusal_in(part: RefusalPart) -> Block:
-    return RefusalBlock(text=part.refusal, extras=_extras(part))
+def _text_in(part: TextPart) -> BlockDict:
+    return {"kind": "text", "text": part.text, "extras": _extras(part)}
 
 
-def _image_in(part: ImagePart) -> Block:
+def _refusal_in(part: RefusalPart) -> BlockDict:
+    return {"kind": "refusal", "text": part.refusal, "extras": _extras(part)}
+
+
+def _image_in(part: ImagePart) -> BlockDict:
     url = part.image_url.url
     decoded = parse_data_uri(url)
     extras = _extras(part, inner=_unknown(part.image_url))
     if decoded is None:
-        return ImageBlock(url=url, extras=extras)
-    return ImageBlock(media_type=decoded[0], data=decoded[1], extras=extras)
+        return {"kind": "image", "url": url, "extras": extras}
+    return {"kind": "image", "media_type": decoded[0], "data": decoded[1], "extras": extras}
 
 
-def _audio_in(part: AudioPart) -> Block:
+def _audio_in(part: AudioPart) -> BlockDict:
     audio = part.input_audio
     data = b64decode_exact(audio.data)
     media_type = _AUDIO_MEDIA_TYPES.get(audio.format)
     exact = data is not None and media_type is not None
     extras = _extras(part, inner=_unknown(audio), raw=None if exact else audio.model_dump())
-    return AudioBlock(data=data if exact else None, media_type=media_type, extras=extras)
+    return {"kind": "audio", "data": data if exact else None, "media_type": media_type, "extras": extras}
 
 
-def _file_in(part: FilePart) -> Block:
+def _file_in(part: FilePart) -> BlockDict:
     ref = part.file
     decoded = parse_data_uri(ref.file_data) if ref.file_data else None
     extras = _extras(part, inner=_unknown(ref), file_data=ref.file_data if ref.file_data and not decoded else None)
-    return FileBlock(
-        file_id=ref.file_id,
-        filename=ref.filename,
-        media_type=decoded[0] if decoded else None,
-        data=decoded[1] if decoded else None,
-        extras=extras,
-    )
+    return {
+        "kind": "file", "file_id": ref.file_id, "filename": ref.filename,
+        "media_type": decoded[0] if decoded else None, "data": decoded[1] if decoded else None, "extras": extras,
+    }
 
 
 _PARTS_IN = {TextPart: _text_in, RefusalPart: _refusal_in, ImagePart: _image_in, AudioPart: _audio_in, FilePart: _file_in}
 
 
-def _content_in(model: BaseModel) -> tuple[list[Block], str | None]:
+def _content_in(model: BaseModel) -> tuple[list[BlockDict], str | None]:
     """Blocks, and how the source wrote ``content`` when not as a plain string."""
-    content = getattr(model, "content", None)
+    content = model.__dict__.get("content")
     if isinstance(content, str):
-        return [TextBlock(text=content)], None
+        return [{"kind": "text", "text": content}], None
     if content is None:
         return [], "absent" if "content" not in model.model_fields_set else "null"
     return [_PARTS_IN[type(part)](part) for part in content], "list"
 
 
-def _tool_call_in(call: FunctionToolCall | CustomToolCall) -> ToolCallBlock:
+def _tool_call_in(call: FunctionToolCall | CustomToolCall) -> BlockDict:
     if isinstance(call, CustomToolCall):
-        return ToolCallBlock(
-            call_id=call.id, name=call.custom.name, arguments_raw=call.custom.input,
-            extras=_extras(call, type="custom", inner=_unknown(call.custom)),
-        )
+        return {"kind": "tool_call", "call_id": call.id, "name": call.custom.name, "arguments_raw": call.custom.input,
+                "extras": _extras(call, type="custom", inner=_unknown(call.custom))}
     arguments, error = parse_json(call.function.arguments)
-    return ToolCallBlock(
-        call_id=call.id, name=call.function.name, arguments=arguments,
-        arguments_raw=call.function.arguments, parse_error=error,
-        extras=_extras(call, inner=_unknown(call.function)),
-    )
+    return {"kind": "tool_call", "call_id": call.id, "name": call.function.name, "arguments": arguments,
+            "arguments_raw": call.function.arguments, "parse_error": error,
+            "extras": _extras(call, inner=_unknown(call.function))}
 
 
 class _Reader:
@@ -235,7 +240,7 @@ class _Reader:
         self.legacy_pending: dict[str, list[str]] = {}
         self.names: dict[str, str] = {}
 
-    def message(self, m: Any, index: int) -> Message:
+    def message(self, m: Any, index: int) -> dict[str, Any]:
         blocks, form = _content_in(m)
         role = "tool" if m.role in ("tool", "function") else ("system" if m.role == "developer" else m.role)
         if isinstance(m, AssistantMessage):
@@ -248,52 +253,48 @@ class _Reader:
             call_id = pending.pop(0) if pending else f"function-{index}"
             blocks = [self._result(call_id, blocks, None, legacy=True, name=m.name)]
         name = None if isinstance(m, (ToolMessage, FunctionMessage)) else m.name
-        return Message(
-            role=role,
-            source_role=m.role if m.role != role else None,
-            name=name,
-            content=blocks,
-            source_format=NAME,
-            extras=_extras(m, content=form, empty_tool_calls=getattr(m, "tool_calls", None) == []),
-        )
+        return {
+            "role": role, "source_role": m.role if m.role != role else None, "name": name, "content": blocks,
+            "source_format": NAME,
+            "extras": _extras(m, content=form, empty_tool_calls=m.__dict__.get("tool_calls") == []),
+        }
 
-    def _assistant_extra(self, m: AssistantMessage, index: int) -> list[Block]:
-        blocks: list[Block] = []
+    def _assistant_extra(self, m: AssistantMessage, index: int) -> list[BlockDict]:
+        blocks: list[BlockDict] = []
         if m.refusal is not None:
-            blocks.append(RefusalBlock(text=m.refusal, extras={NAME: {"field": True}}))
+            blocks.append({"kind": "refusal", "text": m.refusal, "extras": {NAME: {"field": True}}})
         for call in m.tool_calls or []:
             block = _tool_call_in(call)
-            self.names[block.call_id] = block.name
+            self.names[block["call_id"]] = block["name"]
             blocks.append(block)
         if m.function_call is not None:
             fc = m.function_call
             call_id = f"function-{index}"
             self.legacy_pending.setdefault(fc.name, []).append(call_id)
             arguments, error = parse_json(fc.arguments)
-            blocks.append(ToolCallBlock(
-                call_id=call_id, name=fc.name, arguments=arguments, arguments_raw=fc.arguments,
-                parse_error=error, call_id_synthesized=True, extras=_extras(fc, legacy=True),
-            ))
+            blocks.append({
+                "kind": "tool_call", "call_id": call_id, "name": fc.name, "arguments": arguments,
+                "arguments_raw": fc.arguments, "parse_error": error, "call_id_synthesized": True,
+                "extras": _extras(fc, legacy=True),
+            })
         return blocks
 
-    def _result(self, call_id: str, blocks: list[Block], form: str | None, legacy: bool = False,
-                name: str | None = None) -> ToolResultBlock:
+    def _result(self, call_id: str, blocks: list[BlockDict], form: str | None, legacy: bool = False,
+                name: str | None = None) -> BlockDict:
         if form == "list":
-            output: str | list[Block] = blocks
+            output: str | list[BlockDict] = blocks
         else:
-            output = blocks[0].text if blocks and isinstance(blocks[0], TextBlock) else ""
+            output = blocks[0]["text"] if blocks and blocks[0]["kind"] == "text" else ""
         null = legacy and not blocks
-        return ToolResultBlock(
-            call_id=call_id, name=name or self.names.get(call_id), output=output,
-            extras={NAME: {"content": "null"}} if null else {},
-        )
+        return {"kind": "tool_result", "call_id": call_id, "name": name or self.names.get(call_id),
+                "output": output, "extras": {NAME: {"content": "null"}} if null else {}}
 
 
 def to_canonical(data: Any) -> list[Message]:
     """Validate OpenAI Chat Completions messages and convert them to canonical ones."""
     parsed = validate(MESSAGES, message_list(data, NAME), NAME)
     reader = _Reader()
-    return [reader.message(m, i) for i, m in enumerate(parsed)]
+    return CANONICAL.validate_python([reader.message(m, i) for i, m in enumerate(parsed)])
 
 
 def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
@@ -307,7 +308,7 @@ def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
             parsed = validate(MESSAGES, chunk, NAME)
         except SchemaError as exc:
             raise SchemaError(NAME, [(i if i is None else i + base, path, why) for i, path, why in exc.problems]) from None
-        yield [reader.message(m, base + i) for i, m in enumerate(parsed)]
+        yield CANONICAL.validate_python([reader.message(m, base + i) for i, m in enumerate(parsed)])
         base += len(chunk)
 
 
