@@ -108,11 +108,13 @@ def _block_row(kind: str, payload: dict[str, Any], *, conversation_id: str, mess
     row: dict[str, Any] = {
         "id": new_id(), "conversation_id": conversation_id, "message_id": message_id,
         "position": position, "kind": kind, "blob_sha256": None,
-        "text": budget.text(where, text),
-        "tool_name": budget.text(where, payload.pop(name_field, None) if name_field else None, "tool_name"),
-        "call_id": budget.text(where, payload.pop("call_id", None), "call_id"),
-        "media_type": budget.text(where, payload.pop("media_type", None), "media_type"),
+        "text": None if text is None else budget.text(where, text),
+        "tool_name": None, "call_id": None, "media_type": None,
     }
+    if payload:  # most blocks are bare text: nothing more to take out
+        for column, key in (("tool_name", name_field), ("call_id", "call_id"), ("media_type", "media_type")):
+            if key is not None and (value := payload.pop(key, None)) is not None:
+                row[column] = budget.text(where, value, column)
     data = payload.pop("data", None)
     if isinstance(data, bytes):
         budget.blob(where, len(data))
@@ -198,12 +200,13 @@ def message_rows(dumped: Sequence[dict[str, Any]], *, ids: Sequence[str], conver
         row = {
             "id": id, "conversation_id": conversation_id, "seq": first_seq + i, "window_start": start,
             "role": dump["role"], "created_at": created_at, "utc_offset": offset,
-            "usage": budget.json("usage", dump.get("usage")),
-            "metadata": budget.json("metadata", dump.get("metadata")),
-            "extras": budget.json("extras", dump.get("extras")),
+            "usage": None if (usage := dump.get("usage")) is None else budget.json("usage", usage),
+            "metadata": None if (meta := dump.get("metadata")) is None else budget.json("metadata", meta),
+            "extras": None if (extras := dump.get("extras")) is None else budget.json("extras", extras),
         }
         for field in _MESSAGE_TEXT:
-            row[field] = budget.text(field, dump.get(field), field)
+            value = dump.get(field)
+            row[field] = None if value is None else budget.text(field, value, field)
         rows.append(row)
     return rows
 

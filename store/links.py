@@ -90,7 +90,7 @@ def plan(messages: Sequence[Message], *, conversation_id: str, first_seq: int, i
                     result.updates.append({"link_id": stored.link_id, **answer})
                     stored.answered = True
                     earliest = min(earliest, stored.call_seq)
-        start = min([earliest, *(starts[s] for s in range(earliest, seq))])
+        start = seq if earliest == seq else min([earliest, *(starts[s] for s in range(earliest, seq))])
         starts[seq] = start
         result.window_starts.append(start)
     return result
