@@ -8,8 +8,9 @@ and by the end of the operation most of it is gone before the collector returns.
 
 The switch is process-wide: while one thread's operation runs, others run with
 the collector off too. So that overlapping operations cannot keep it off for
-good, a pause that ends while another is still running collects the youngest
-generation once a second.
+good, a thread's pause that ends while another thread's is still running collects
+the youngest generation once a second. (Pauses nested in one thread collect nothing:
+they are one operation.)
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 _lock = threading.Lock()
+_local = threading.local()
 _depth = 0
 _was_enabled = True
 _since = 0.0
@@ -37,14 +39,17 @@ def paused_gc() -> Iterator[None]:
             _was_enabled, _since = gc.isenabled(), time.monotonic()
             gc.disable()
         _depth += 1
+    mine = getattr(_local, "depth", 0)
+    _local.depth = mine + 1
     try:
         yield
     finally:
+        _local.depth = mine
         with _lock:
             _depth -= 1
             if _depth == 0:
                 if _was_enabled:
                     gc.enable()
-            elif _was_enabled and time.monotonic() - _since > OVERLAP_COLLECT_S:
+            elif mine == 0 and _was_enabled and time.monotonic() - _since > OVERLAP_COLLECT_S:
                 gc.collect(0)
                 _since = time.monotonic()

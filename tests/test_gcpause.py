@@ -34,16 +34,33 @@ def test_an_error_inside_still_restores():
 
 
 def test_overlapping_pauses_still_collect_the_young_generation(monkeypatch):
+    import threading
+
     import store.gcpause as gcpause
 
     collected = []
     monkeypatch.setattr(gcpause.gc, "collect", lambda generation=2: collected.append(generation))
-    with paused_gc():
+    entered, release = threading.Event(), threading.Event()
+
+    def other_operation():
+        with paused_gc():
+            entered.set()
+            release.wait(5)
+
+    other = threading.Thread(target=other_operation)
+    other.start()
+    entered.wait(5)
+    try:
         with paused_gc():
             pass
         assert collected == []  # a short overlap: nothing
         monkeypatch.setattr(gcpause, "_since", gcpause._since - 2 * gcpause.OVERLAP_COLLECT_S)
         with paused_gc():
-            pass
-        assert collected == [0] and not gc.isenabled()
+            with paused_gc():
+                pass
+            assert collected == []  # nested in one thread: one operation, nothing collected yet
+        assert collected == [0] and not gc.isenabled()  # this thread's pause ended, the other's runs
+    finally:
+        release.set()
+        other.join()
     assert gc.isenabled()
