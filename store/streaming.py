@@ -11,7 +11,7 @@ messages that concatenates, checked by the tests on every sample.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from itertools import chain, islice
 from typing import Any
 
@@ -44,8 +44,7 @@ def read_chunks(messages: Iterable[Any], format: str, size: int | None = None) -
         for chunk in chunked(messages, size):
             yield [m if isinstance(m, Message) else Message.model_validate(m) for m in chunk]
         return
-    stream: Callable[[Iterable[list[Any]]], Iterator[list[Message]]] | None = getattr(
-        _module(format), "to_canonical_stream", None)
+    stream = get_format(format).to_canonical_stream
     if stream is not None:
         yield from stream(chunked(messages, size))
         return
@@ -53,8 +52,3 @@ def read_chunks(messages: Iterable[Any], format: str, size: int | None = None) -
     for start in range(0, len(whole), size):
         yield whole[start:start + size]
 
-
-def _module(format: str) -> Any:
-    import importlib
-
-    return importlib.import_module(get_format(format).to_canonical.__module__)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -35,10 +35,13 @@ class Format:
     looks_like: Callable[[Any], bool]
     """Whether a JSON value has this format's shape (for ``format="auto"``)."""
     description: str
+    to_canonical_stream: Callable[[Iterable[list[Any]]], Iterator[list[Message]]] | None = None
+    """``to_canonical`` chunk by chunk, for formats that can read message by message."""
 
     @classmethod
     def from_module(cls, module: ModuleType, description: str) -> Format:
-        return cls(module.NAME, module.to_canonical, module.from_canonical, module.looks_like, description)
+        return cls(module.NAME, module.to_canonical, module.from_canonical, module.looks_like, description,
+                   getattr(module, "to_canonical_stream", None))
 
 
 _ADAPTERS: tuple[tuple[ModuleType, str], ...] = (
