@@ -15,7 +15,8 @@ dates) are converted. Driver errors are wrapped as SQLAlchemy would wrap them
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -40,13 +41,34 @@ def driver_execute(conn: sa.Connection, sql: str, params: Any = None, *, many: b
             cursor.execute(sql, params)
         return cursor.fetchall() if fetch else []
     except conn.dialect.loaded_dbapi.Error as exc:
-        disconnect = conn.dialect.is_disconnect(exc, raw, cursor)
-        if disconnect:
-            conn.invalidate(exc)
-        raise sa.exc.DBAPIError.instance(sql, None, exc, conn.dialect.loaded_dbapi.Error,
-                                         connection_invalidated=disconnect, dialect=conn.dialect) from exc
+        raise _wrapped(conn, exc, sql, cursor) from exc
     finally:
         cursor.close()
+
+
+@contextmanager
+def pipelined(conn: sa.Connection) -> Iterator[None]:
+    """Statements run inside go out without waiting for each one's reply: psycopg's pipeline
+    mode (sync driver; elsewhere a no-op), one round trip for a whole small write. Their
+    errors surface by the end of the block, wrapped as SQLAlchemy would wrap them. COPY
+    cannot run inside."""
+    raw = conn.connection.dbapi_connection
+    if conn.dialect.driver != "psycopg" or conn.dialect.is_async or not hasattr(raw, "pipeline"):
+        yield
+        return
+    try:
+        with raw.pipeline():
+            yield
+    except conn.dialect.loaded_dbapi.Error as exc:
+        raise _wrapped(conn, exc, "(pipeline)", None) from exc
+
+
+def _wrapped(conn: sa.Connection, exc: Exception, sql: str, cursor: Any) -> sa.exc.DBAPIError:
+    disconnect = conn.dialect.is_disconnect(exc, conn.connection.dbapi_connection, cursor)
+    if disconnect:
+        conn.invalidate(exc)
+    return sa.exc.DBAPIError.instance(sql, None, exc, conn.dialect.loaded_dbapi.Error,
+                                      connection_invalidated=disconnect, dialect=conn.dialect)
 
 
 class Prepared:

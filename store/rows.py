@@ -9,6 +9,7 @@ chunk links to (stored calls it answers, window starts of open calls).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -20,7 +21,7 @@ from .codec import BlobSink, block_rows, message_rows, new_id
 from .gcpause import paused_gc
 from .limits import Budget, Limits
 from .model import MESSAGES, Message
-from .prepared import Prepared
+from .prepared import Prepared, pipelined
 from .schema import BlobRow, BlockRow, MessageRow, ToolCallRow
 
 messages_t = MessageRow.__table__
@@ -74,12 +75,15 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message], *,
 
 
 def write_rows(conn: sa.Connection, conversation_id: str, rows: ChunkRows, *, fresh: bool) -> None:
-    """Insert a chunk's rows, one executemany (or COPY) per table."""
+    """Insert a chunk's rows, one executemany (or COPY) per table. A small chunk (an agent's
+    append) goes out pipelined on PostgreSQL: one round trip for all its statements."""
     _insert_blobs(conn, conversation_id, rows.blobs, fresh)
-    bulk.insert(conn, messages_t, rows.messages)
-    bulk.insert(conn, blocks_t, rows.blocks)
-    bulk.insert(conn, tool_calls_t, rows.tool_calls)
-    _LINK_RESULT.run_many(conn, rows.link_updates)
+    small = max(len(rows.messages), len(rows.blocks), len(rows.tool_calls)) < bulk.COPY_FROM
+    with pipelined(conn) if small else nullcontext():
+        bulk.insert(conn, messages_t, rows.messages)
+        bulk.insert(conn, blocks_t, rows.blocks)
+        bulk.insert(conn, tool_calls_t, rows.tool_calls)
+        _LINK_RESULT.run_many(conn, rows.link_updates)
 
 
 _PRIOR_STARTS = Prepared(sa.select(messages_t.c.seq, messages_t.c.window_start).where(

@@ -312,3 +312,24 @@ def test_random_input_is_stored_or_refused_cleanly(store, case):
         store.save(data, format=format)
     except InputError:
         assert len(store.list_conversations()) == before
+
+
+def test_a_driver_error_in_a_small_write_is_wrapped_and_nothing_stays(store):
+    """Small writes go out pipelined on PostgreSQL: an error the server reports only at the
+    end of the pipeline is still the usual one-line DatabaseError, and the write is undone."""
+    from store import db, operations as ops, rows
+    from store.errors import DatabaseError
+
+    cid = store.save([{"role": "user", "content": "first"}])
+    canonical = store._canonical([{"role": "user", "content": "again"}], "openai")
+    chunk = rows.chunk_rows(store.limits, cid, canonical, first_seq=1)
+    with pytest.raises(DatabaseError) as caught:
+        with db.database_errors(store.engine), db.write_transaction(store.engine) as conn:
+            ops.reserve(conn, store.scope, cid, 1)
+            rows.write_rows(conn, cid, chunk, fresh=False)
+            rows.write_rows(conn, cid, chunk, fresh=False)  # the same ids again
+    assert isinstance(caught.value.__cause__, sa.exc.IntegrityError)
+    assert "\n" not in str(caught.value)
+    assert store.load(cid) == [{"role": "user", "content": "first"}]
+    store.append(cid, [{"role": "user", "content": "later"}])  # the connection is usable again
+    assert store.info(cid).message_count == 2
