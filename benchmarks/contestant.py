@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from store import ConversationStore, db, operations as ops, rows
 from store.codec import new_id
 from store.formats import read
+from store.gcpause import paused_gc
 from store.limits import Limits
 
 from .databases import Database
@@ -118,7 +119,8 @@ class SchemaBound(Contestant):
     """convstore's own tables at driver speed: the bound no validating, normalizing code on this
     schema can beat. Its rows are the exact ones convstore writes, built before any timing
     (``store.rows.chunk_rows``); ``ingest`` and ``append`` only send them through convstore's
-    driver path (one executemany or COPY per table, the append's reservation, commit);
+    driver path (one executemany or COPY per table, the append's reservation, commit; the
+    collector paused as convstore pauses it);
     ``load`` / ``last`` run convstore's statements and stop at the raw rows. No validation,
     no conversion, no link lookups (an appended result is not linked to its call)."""
 
@@ -147,7 +149,7 @@ class SchemaBound(Contestant):
 
     def ingest(self, prepared: list[Any]) -> Any:
         cid = prepared.conversation_id
-        with db.write_transaction(self.store.engine) as conn:
+        with paused_gc(), db.write_transaction(self.store.engine) as conn:  # as convstore pauses it
             ops.new_conversation(conn, self.store.scope, cid, message_count=len(prepared))
             rows.write_rows(conn, cid, prepared.whole, fresh=True)
         return cid
@@ -169,7 +171,7 @@ class SchemaBound(Contestant):
 
     def _rows(self, conversation: Any, last: int | None) -> Any:
         store = self.store
-        with store.engine.connect() as conn:
+        with paused_gc(), store.engine.connect() as conn:
             conn = conn.execution_options(**db.read_options(conn.dialect))
             _, start = ops.locate(conn, store.scope, conversation, last)
             return ops.fetch_rows(conn, conversation, start, windowed=last is not None)
