@@ -150,6 +150,11 @@ class AsyncConversationStore(StoreBase):
         target = self._target(format)
         return self._output(await self._run(True, ops.pop, conversation_id, n), target, False, None)
 
+    async def pop_item(self, conversation_id: str, format: str | None = None) -> Any:
+        """Remove the newest element of the conversation as ``format`` writes it and return
+        it (None when there is none), in one transaction: see ``ConversationStore.pop_item``."""
+        return await self._run(True, ops.pop_item, conversation_id, self._item_split(self._target(format)))
+
     async def replace(self, conversation_id: str, messages: Any, format: str | None = None, *,
                       progress: Callable[[int], None] | None = None) -> None:
         """Replace every message of a conversation with ``messages``, all or nothing."""

@@ -173,6 +173,20 @@ def pop(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> list
     return popped
 
 
+def pop_item(conn: sa.Connection, scope: Scope, conversation_id: str,
+             split: Callable[[list[Message]], tuple[Any, list[Message]]]) -> Any:
+    """Pop stored messages until one gives an element: ``split(popped)`` returns the newest
+    element a message gives in the caller's format and the messages holding the others,
+    which go back at the end, in this same transaction. None when nothing gives one."""
+    while popped := pop(conn, scope, conversation_id, 1):
+        item, rest = split(popped)
+        if item is not None:
+            if rest:
+                append(conn, scope, conversation_id, rest, progress=None)
+            return item
+    return None
+
+
 def replace(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message], *,
             progress: Callable[[int], None] | None) -> None:
     """The conversation's messages become ``msgs`` (its id, key and metadata stay)."""

@@ -60,6 +60,16 @@ class StoreBase:
             raise InputError(f"{target} exports one object, not a list of messages: use load()")
         return value
 
+    def _item_split(self, target: str) -> Callable[[list[Message]], tuple[Any, list[Message]]]:
+        """For ``pop_item``: a popped message as (its newest element in ``target``, the
+        canonical messages holding the elements before it)."""
+        def split(popped: list[Message]) -> tuple[Any, list[Message]]:
+            items = self._export_part(popped, 0, target, False, None)
+            if not items:
+                return None, []
+            return items[-1], read(items[:-1], target) if len(items) > 1 else []
+        return split
+
     def _streams(self, target: str) -> bool:
         return target in streaming.STREAM_WRITES
 
@@ -206,6 +216,16 @@ class ConversationStore(StoreBase):
         with self._write() as conn:
             popped = ops.pop(conn, self.scope, conversation_id, n)
         return self._output(popped, target, False, None)
+
+    def pop_item(self, conversation_id: str, format: str | None = None) -> Any:
+        """Remove the newest element of the conversation as ``format`` writes it (a Responses
+        item, an AutoGen message) and return it; None when there is none. When the last stored
+        message gives several elements (a model turn's reasoning and answer), the ones before
+        the newest are written back; stored messages that give none in ``format`` are removed
+        on the way. All in one transaction: no reader or writer sees a half-popped turn."""
+        split = self._item_split(self._target(format))
+        with self._write() as conn:
+            return ops.pop_item(conn, self.scope, conversation_id, split)
 
     def replace(self, conversation_id: str, messages: Any, format: str | None = None, *,
                 progress: Callable[[int], None] | None = None) -> None:

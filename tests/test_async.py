@@ -21,6 +21,7 @@ from store.errors import (
 
 from .conftest import StatementCounter
 from .samples import OPENAI_CHAT, chat, tool_turn
+from .test_repository import TURN
 
 T = TypeVar("T")
 
@@ -49,6 +50,9 @@ def test_every_operation(database_url, namespace):
         assert (await s.load(cid))[-1] == {"role": "user", "content": "again"}
         assert await s.truncate(cid, 4) == len(OPENAI_CHAT) + 1 - 4
         assert (await s.get_tool_call("call_paris")).status == "pending"
+        turn = await s.save(copy.deepcopy(TURN), format="openai-responses")
+        assert await s.pop_item(turn, format="openai-responses") == TURN[2]
+        assert await s.load(turn, format="openai-responses") == TURN[:2]
         await s.delete(cid)
         with pytest.raises(ConversationNotFoundError):
             await s.load(cid)

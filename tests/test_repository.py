@@ -12,6 +12,7 @@ from store.errors import (
     AmbiguousToolCallError,
     ConversationNotFoundError,
     DuplicateToolCallError,
+    InputError,
     SchemaError,
     ToolCallNotFoundError,
 )
@@ -322,3 +323,30 @@ def test_pop_and_replace(store):
         store.replace(cid, tool_turn(1) + tool_turn(1))
     assert store.load(cid) == msgs[2:]  # all or nothing
     assert store.pop(cid, 99) == msgs[2:] and store.load(cid) == []
+
+
+TURN = [  # a user item, then one model turn: its reasoning and its answer (one stored message)
+    {"role": "user", "content": "hi", "type": "message"},
+    {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "think"}]},
+    {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+     "content": [{"type": "output_text", "text": "hello", "annotations": []}]},
+]
+
+
+def test_pop_item_takes_one_element_of_a_turn_atomically(store):
+    cid = store.save(TURN, format="openai-responses")
+    assert store.info(cid).message_count == 2  # the turn is one message
+    commits: list[object] = []
+    count = commits.append
+    sa.event.listen(store.engine, "commit", count)
+    assert store.pop_item(cid, format="openai-responses") == TURN[2]
+    sa.event.remove(store.engine, "commit", count)
+    assert len(commits) == 1  # one transaction: the turn's reasoning went back inside it
+    assert store.load(cid, format="openai-responses") == TURN[:2]
+    store.append(cid, [{"role": "assistant", "content": [{"kind": "usage", "usage": {"input_tokens": 3}}]}],
+                 format="canonical")  # gives no Responses item: popped on the way
+    assert store.pop_item(cid, format="openai-responses") == TURN[1]
+    assert store.pop_item(cid, format="openai-responses") == TURN[0]
+    assert store.pop_item(cid, format="openai-responses") is None and store.info(cid).message_count == 0
+    with pytest.raises(InputError, match="one object"):
+        store.pop_item(store.save(chat(2)), format="anthropic")

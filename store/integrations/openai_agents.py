@@ -59,8 +59,8 @@ class ConvstoreSession(SessionABC):
     keeps a model turn's consecutive items (its reasoning, calls and text) as one
     assistant message; ``get_items(limit)`` and ``pop_item()`` still count items, as the
     SDK does. Every method is one store call
-    (plus, on first use, finding the conversation), except in the rare cases
-    ``get_items`` and ``pop_item`` describe.
+    (plus, on first use, finding the conversation), except in the rare case
+    ``get_items`` describes.
     """
 
     def __init__(self, store: AsyncConversationStore | str | sa.URL | None, session_id: str, *,
@@ -74,7 +74,7 @@ class ConvstoreSession(SessionABC):
         self.session_settings = _settings(session_settings)
         self._cid: str | None = None
         self._lock = asyncio.Lock()
-        """Serializes this object's writes: a pop may take two store calls (see pop_item)."""
+        """Serializes this object's writes (each is one transaction of the store anyway)."""
 
     async def conversation_id(self) -> str:
         """The id of this session's conversation (for the rest of convstore's API)."""
@@ -119,27 +119,17 @@ class ConvstoreSession(SessionABC):
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove the newest item and return it (None when the session is empty).
 
-        One atomic ``pop`` of the last stored message. When that message held several
+        One atomic ``pop_item`` of the store: when the last stored message held several
         items (a model turn's reasoning and answer, stored as one message), the items
-        before the newest one are appended back in a second write: another process
-        reading the session in between does not see them, and one writing to it in
-        between gets its items before them. A cancelled caller does not interrupt it.
-        When the pop finds no item, a second call tells an empty session from a stored
-        message that is no item (written in another format), which is removed on the way.
+        before the newest one go back in the same transaction, so no other reader or
+        writer sees the turn half popped; a stored message that gives no item (written
+        in another format) is removed on the way. A cancelled caller does not interrupt it.
         """
         return await asyncio.shield(self._pop_item())
 
     async def _pop_item(self) -> TResponseInputItem | None:
         async with self._lock:
-            cid = await self.conversation_id()
-            popped = await self.store.pop(cid, 1, format=FORMAT)
-            # A message that is no item (only other formats write them, e.g. usage alone)
-            # is not what the caller asked for: get_items does not show it either.
-            while not popped and (await self.store.info(cid)).message_count:
-                popped = await self.store.pop(cid, 1, format=FORMAT)
-            if len(popped) > 1:
-                await self.store.append(cid, popped[:-1], format=FORMAT)
-        return popped[-1] if popped else None
+            return await self.store.pop_item(await self.conversation_id(), format=FORMAT)
 
     async def clear_session(self) -> None:
         """Remove every item of this session (the conversation itself stays, empty)."""
