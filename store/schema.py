@@ -33,6 +33,7 @@ NAMING_CONVENTION = {
 # PostgreSQL refuses NUL (U+0000) in text and in JSONB. Strings holding one (or starting
 # with MARK, so the scheme stays reversible) are stored as MARK + their JSON literal.
 MARK = "\U000f0000"
+_MARK_BYTES = MARK.encode()  # psycopg hands JSONB over as bytes: searched without decoding them
 
 
 def _escape(value: Any) -> Any:
@@ -88,7 +89,7 @@ def loads(text: str | bytes) -> Any:
         value = orjson.loads(text)
     except orjson.JSONDecodeError:  # beyond orjson's nesting or integer range
         value = json.loads(text)
-    if MARK in (text if isinstance(text, str) else text.decode()):
+    if (MARK in text) if isinstance(text, str) else (_MARK_BYTES in bytes(text)):
         value = _unescape(value)
     return value
 
