@@ -141,7 +141,12 @@ class SafeText(TypeDecorator[str]):
         return super().bind_processor(dialect) if dialect.name == "postgresql" else None
 
     def result_processor(self, dialect: sa.Dialect, coltype: Any) -> Any:
-        return super().result_processor(dialect, coltype) if dialect.name == "postgresql" else None
+        if dialect.name != "postgresql":
+            return None
+        # The driver returns str already: one plain function per value, not TypeDecorator's chain.
+        def process(value: str | None) -> str | None:
+            return json.loads(value[len(MARK):]) if value is not None and value.startswith(MARK) else value
+        return process
 
 
 class SafeString(SafeText):
