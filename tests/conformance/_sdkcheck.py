@@ -5,7 +5,9 @@ Run inside the isolated venvs next to the checker scripts (imported as a sibling
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pydantic
@@ -48,3 +50,31 @@ def unknown_keys(given: Any, kept: Any, prefix: str, loc: tuple[Any, ...], error
     elif isinstance(given, list) and isinstance(kept, list) and len(given) == len(kept):
         for i, (g, k) in enumerate(zip(given, kept)):
             unknown_keys(g, k, prefix, (*loc, i), errors, sdk=sdk)
+
+
+MAX_ERRORS = 20
+
+
+def check_list(value: Any, *, noun: str, shape_errors: Callable[[int, Any], list[str]],
+               adapter: pydantic.TypeAdapter[Any], label: str,
+               order_errors: Callable[[list[Any]], list[str]]) -> list[str]:
+    """A JSON list checked element by element, then as the SDK's declared union (which must
+    agree with the per-element checks), then for order; at most MAX_ERRORS problems."""
+    if not isinstance(value, list):
+        return [f"expected a JSON list of {noun}, got {type(value).__name__}"]
+    errors: list[str] = []
+    for index, element in enumerate(value):
+        errors.extend(shape_errors(index, element))
+    if not errors:
+        try:
+            materialize(adapter.validate_python(value), "", (), errors)
+        except pydantic.ValidationError as exc:
+            errors.extend(pydantic_errors(f"{label}: ", exc))
+    errors.extend(order_errors(value))
+    return errors[:MAX_ERRORS] + ([f"... and {len(errors) - MAX_ERRORS} more"] if len(errors) > MAX_ERRORS else [])
+
+
+def serve(check: Callable[[Any], list[str]]) -> None:
+    """The checker protocol: ``{case_id: value}`` on stdin, ``{case_id: [problems]}`` on stdout."""
+    cases = json.load(sys.stdin)
+    json.dump({case_id: check(value) for case_id, value in cases.items()}, sys.stdout)

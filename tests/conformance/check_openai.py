@@ -22,17 +22,14 @@ Exit status 0 unless the checker itself crashes.
 from __future__ import annotations
 
 import functools
-import json
-import sys
 import typing
 from typing import Any
 
 import pydantic
-from _sdkcheck import materialize, pydantic_errors, unknown_keys, where
+from _sdkcheck import check_list, materialize, pydantic_errors, serve, unknown_keys, where
 from openai.types.chat import ChatCompletionMessageParam
 
 MESSAGES = pydantic.TypeAdapter(list[ChatCompletionMessageParam])
-MAX_ERRORS = 20
 
 
 def _role_adapters() -> dict[str, pydantic.TypeAdapter[Any]]:
@@ -122,24 +119,9 @@ def _order_errors(messages: list[Any]) -> list[str]:
 
 
 def check(value: Any) -> list[str]:
-    if not isinstance(value, list):
-        return [f"expected a JSON list of messages, got {type(value).__name__}"]
-    errors: list[str] = []
-    for index, msg in enumerate(value):
-        errors.extend(_shape_errors(index, msg))
-    if not errors:  # the union as the SDK declares it: must agree with the per-role checks
-        try:
-            _materialize(MESSAGES.validate_python(value), "", (), errors)
-        except pydantic.ValidationError as exc:
-            errors.extend(_pydantic_errors("list[ChatCompletionMessageParam]: ", exc))
-    errors.extend(_order_errors(value))
-    return errors[:MAX_ERRORS] + ([f"... and {len(errors) - MAX_ERRORS} more"] if len(errors) > MAX_ERRORS else [])
-
-
-def main() -> None:
-    cases = json.load(sys.stdin)
-    json.dump({case_id: check(value) for case_id, value in cases.items()}, sys.stdout)
+    return check_list(value, noun="messages", shape_errors=_shape_errors, adapter=MESSAGES,
+                      label="list[ChatCompletionMessageParam]", order_errors=_order_errors)
 
 
 if __name__ == "__main__":
-    main()
+    serve(check)

@@ -25,17 +25,14 @@ Exit status 0 unless the checker itself crashes.
 from __future__ import annotations
 
 import functools
-import json
-import sys
 import typing
 from typing import Any
 
 import pydantic
-from _sdkcheck import materialize, pydantic_errors, unknown_keys
+from _sdkcheck import check_list, materialize, pydantic_errors, serve, unknown_keys
 from openai.types.responses import ResponseInputItemParam, ResponseInputParam
 
 ITEMS = pydantic.TypeAdapter(ResponseInputParam)
-MAX_ERRORS = 20
 _unknown_keys = functools.partial(unknown_keys, sdk="openai")
 
 ANSWERS = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call"}
@@ -162,24 +159,9 @@ def _order_errors(items: list[Any]) -> list[str]:
 
 
 def check(value: Any) -> list[str]:
-    if not isinstance(value, list):
-        return [f"expected a JSON list of items, got {type(value).__name__}"]
-    errors: list[str] = []
-    for index, item in enumerate(value):
-        errors.extend(_shape_errors(index, item))
-    if not errors:  # the union as the SDK declares it: must agree with the per-type checks
-        try:
-            materialize(ITEMS.validate_python(value), "", (), errors)
-        except pydantic.ValidationError as exc:
-            errors.extend(pydantic_errors("ResponseInputParam: ", exc))
-    errors.extend(_order_errors(value))
-    return errors[:MAX_ERRORS] + ([f"... and {len(errors) - MAX_ERRORS} more"] if len(errors) > MAX_ERRORS else [])
-
-
-def main() -> None:
-    cases = json.load(sys.stdin)
-    json.dump({case_id: check(value) for case_id, value in cases.items()}, sys.stdout)
+    return check_list(value, noun="items", shape_errors=_shape_errors, adapter=ITEMS,
+                      label="ResponseInputParam", order_errors=_order_errors)
 
 
 if __name__ == "__main__":
-    main()
+    serve(check)
