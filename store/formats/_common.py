@@ -79,6 +79,18 @@ def _render(path: Sequence[Any]) -> str:
     return out
 
 
+def unknown_fields(model: pydantic.BaseModel, skip: str | None = None) -> dict[str, Any] | None:
+    """What a validated source model holds beyond its declared values: its unknown keys (the
+    model allows extras) and the declared fields given explicitly as null (``skip`` aside).
+    Read from the model's dicts: pydantic's ``__getattr__`` is slow for extras."""
+    values = model.__dict__
+    nulls = {f: None for f in model.model_fields_set if f != skip and f in values and values[f] is None}
+    extra = model.__pydantic_extra__
+    if not nulls:
+        return extra or None
+    return {**(extra or {}), **nulls}
+
+
 def message_list(data: Any, format: str) -> list[Any]:
     """The list of messages in ``data``: the value itself or its ``messages`` member."""
     if isinstance(data, dict) and isinstance(data.get("messages"), list):

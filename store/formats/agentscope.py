@@ -30,7 +30,7 @@ from ..model import (BLOCK, AudioBlock, Block, CodeBlock, CodeResultBlock, DataB
                      HandoffBlock, ImageBlock, Message, ReasoningBlock, RefusalBlock, TextBlock,
                      ToolCallBlock, ToolResultBlock, Usage, UsageBlock, VideoBlock)
 from ._common import (CARRY_KEY, Losses, b64decode_exact, b64encode, carry, data_uri, dump_json, message_list,
-                      parse_data_uri, restore, validate)
+                      parse_data_uri, restore, unknown_fields, validate)
 
 NAME = "agentscope"
 
@@ -117,8 +117,7 @@ T = TypeVar("T")
 
 def _unknown(model: BaseModel) -> dict[str, Any]:
     """Keys the canonical model has no field for: unknown ones, and known ones given as null."""
-    nulls = {f: None for f in model.model_fields_set if getattr(model, f) is None}
-    fields = {**(model.model_extra or {}), **nulls}
+    fields = unknown_fields(model)
     return {"fields": fields} if fields else {}
 
 

@@ -38,7 +38,7 @@ from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock, HandoffBlock, ImageBlock,
     Message, ReasoningBlock, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock, UsageBlock, VideoBlock,
 )
-from ._common import Losses, b64decode_exact, b64encode, dump_json, message_list, parse_data_uri, validate
+from ._common import Losses, b64decode_exact, b64encode, dump_json, message_list, parse_data_uri, unknown_fields, validate
 
 NAME = "anthropic"
 
@@ -177,14 +177,14 @@ REQUEST = TypeAdapter(Request)
 
 def _unknown(model: BaseModel) -> dict[str, Any] | None:
     """Keys the canonical model has no field for: unknown ones, and known ones given as null."""
-    nulls = {f: None for f in model.model_fields_set if getattr(model, f) is None}
-    return {**(model.model_extra or {}), **nulls} or None
+    return unknown_fields(model)
 
 
 def _extras(model: BaseModel, **shape: Any) -> dict[str, Any]:
     """The ``extras["anthropic"]`` entry: unknown keys plus shape notes, empty parts left out."""
-    found = {"fields": _unknown(model), **shape}
-    kept = {k: v for k, v in found.items() if v not in (None, False)}
+    kept = {k: v for k, v in shape.items() if v is not None and v is not False}
+    if (fields := _unknown(model)) is not None:
+        kept = {"fields": fields, **kept}
     return {NAME: kept} if kept else {}
 
 

@@ -26,7 +26,7 @@ from ..model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ._common import Losses, message_list, b64decode_exact, b64encode, data_uri, dump_json, parse_data_uri, parse_json, validate
+from ._common import Losses, message_list, unknown_fields, b64decode_exact, b64encode, data_uri, dump_json, parse_data_uri, parse_json, validate
 
 NAME = "openai"
 
@@ -149,12 +149,7 @@ _AUDIO_FORMATS = {v: k for k, v in _AUDIO_MEDIA_TYPES.items()}
 
 def _unknown(model: BaseModel) -> dict[str, Any] | None:
     """Keys the canonical model has no field for: unknown ones, and known ones given as null."""
-    values = model.__dict__  # declared fields only; reading them here skips pydantic's __getattr__
-    nulls = {f: None for f in model.model_fields_set if f != "content" and f in values and values[f] is None}
-    extra = model.__pydantic_extra__
-    if not nulls:
-        return extra or None
-    return {**(extra or {}), **nulls}
+    return unknown_fields(model, skip="content")
 
 
 def _extras(model: BaseModel, **shape: Any) -> dict[str, Any]:
