@@ -19,7 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from .gcpause import paused_gc
-from .prepared import driver_execute
+from .prepared import driver_execute, sync_psycopg, wrap_driver_error
 
 
 class _Insert:
@@ -75,7 +75,7 @@ def insert(conn: sa.Connection, table: sa.Table, rows: Sequence[dict[str, Any]])
     if not rows:
         return
     statement = _statement(table, conn.dialect)
-    copy = len(rows) >= COPY_FROM and conn.dialect.driver == "psycopg" and not conn.dialect.is_async
+    copy = len(rows) >= COPY_FROM and sync_psycopg(conn.dialect)
     with paused_gc():  # building the parameters is pure CPU; the I/O below runs with the collector on
         params = statement.tuples(rows) if copy else statement.params(rows)
     if copy:
@@ -87,10 +87,9 @@ def insert(conn: sa.Connection, table: sa.Table, rows: Sequence[dict[str, Any]])
 def _copy(conn: sa.Connection, statement: _Insert, rows: list[list[Any]]) -> None:
     raw = conn.connection.dbapi_connection
     assert raw is not None
-    dbapi_error = conn.dialect.loaded_dbapi.Error
     try:
         with raw.cursor() as cursor, cursor.copy(statement.copy_sql) as copy:
             for values in rows:
                 copy.write_row(values)
-    except dbapi_error as exc:  # the raw cursor bypasses SQLAlchemy: wrap as it would (IntegrityError, ...)
-        raise sa.exc.DBAPIError.instance(statement.copy_sql, None, exc, dbapi_error, dialect=conn.dialect) from exc
+    except conn.dialect.loaded_dbapi.Error as exc:  # the raw cursor bypasses SQLAlchemy
+        raise wrap_driver_error(conn, exc, statement.copy_sql, None) from exc

@@ -41,7 +41,7 @@ def driver_execute(conn: sa.Connection, sql: str, params: Any = None, *, many: b
             cursor.execute(sql, params)
         return cursor.fetchall() if fetch else []
     except conn.dialect.loaded_dbapi.Error as exc:
-        raise _wrapped(conn, exc, sql, cursor) from exc
+        raise wrap_driver_error(conn, exc, sql, cursor) from exc
     finally:
         cursor.close()
 
@@ -53,17 +53,24 @@ def pipelined(conn: sa.Connection) -> Iterator[None]:
     errors surface by the end of the block, wrapped as SQLAlchemy would wrap them. COPY
     cannot run inside."""
     raw = conn.connection.dbapi_connection
-    if conn.dialect.driver != "psycopg" or conn.dialect.is_async or not hasattr(raw, "pipeline"):
+    if not sync_psycopg(conn.dialect) or not hasattr(raw, "pipeline"):
         yield
         return
     try:
         with raw.pipeline():
             yield
     except conn.dialect.loaded_dbapi.Error as exc:
-        raise _wrapped(conn, exc, "(pipeline)", None) from exc
+        raise wrap_driver_error(conn, exc, "(pipeline)", None) from exc
 
 
-def _wrapped(conn: sa.Connection, exc: Exception, sql: str, cursor: Any) -> sa.exc.DBAPIError:
+def sync_psycopg(dialect: sa.Dialect) -> bool:
+    """psycopg's sync driver: the one with COPY and pipeline mode on the raw connection."""
+    return dialect.driver == "psycopg" and not dialect.is_async
+
+
+def wrap_driver_error(conn: sa.Connection, exc: Exception, sql: str, cursor: Any) -> sa.exc.DBAPIError:
+    """A driver error raised past SQLAlchemy, as SQLAlchemy would raise it (``IntegrityError``,
+    ...); a lost connection is invalidated so the pool does not hand it out again."""
     disconnect = conn.dialect.is_disconnect(exc, conn.connection.dbapi_connection, cursor)
     if disconnect:
         conn.invalidate(exc)
