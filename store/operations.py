@@ -92,12 +92,10 @@ def by_key(conn: sa.Connection, scope: Scope, key: str) -> str | None:
     ).scalar_one_or_none()
 
 
-def owned(scope: Scope, conversation_id: str) -> tuple[sa.ColumnElement[bool], ...]:
-    return (conversations.c.id == conversation_id, conversations.c.namespace == scope.namespace)
+# The conversation named by the ``cid`` and ``ns`` parameters: every hot statement's filter.
+_OWNED = (conversations.c.id == sa.bindparam("cid"), conversations.c.namespace == sa.bindparam("ns"))
 
-
-_CONVERSATION = Prepared(sa.select(conversations).where(
-    conversations.c.id == sa.bindparam("cid"), conversations.c.namespace == sa.bindparam("ns")))
+_CONVERSATION = Prepared(sa.select(conversations).where(*_OWNED))
 
 
 def require(conn: sa.Connection, scope: Scope, conversation_id: str) -> ConversationInfo:
@@ -116,13 +114,12 @@ def locked_count(conn: sa.Connection, scope: Scope, conversation_id: str) -> int
     return rows[0][0]
 
 
-_LOCKED_COUNT = Prepared(sa.select(conversations.c.message_count).where(
-    conversations.c.id == sa.bindparam("cid"), conversations.c.namespace == sa.bindparam("ns")).with_for_update())
+_LOCKED_COUNT = Prepared(sa.select(conversations.c.message_count).where(*_OWNED).with_for_update())
 
 
 _RESERVE_STATEMENT = (
     conversations.update()
-    .where(conversations.c.id == sa.bindparam("cid"), conversations.c.namespace == sa.bindparam("ns"))
+    .where(*_OWNED)
     .values(message_count=conversations.c.message_count + sa.bindparam("n"), updated_at=sa.bindparam("now"))
 )
 _RESERVE = Prepared(_RESERVE_STATEMENT)
@@ -295,8 +292,7 @@ _WINDOW = (
            messages_t.c.seq >= conversations.c.message_count - sa.bindparam("last"))
     .scalar_subquery()
 )
-_CONVERSATION_AND_WINDOW = Prepared(sa.select(conversations, _WINDOW).where(
-    conversations.c.id == sa.bindparam("cid"), conversations.c.namespace == sa.bindparam("ns")))
+_CONVERSATION_AND_WINDOW = Prepared(sa.select(conversations, _WINDOW).where(*_OWNED))
 # No ids are read: a message's blocks follow it, in seq and position order.
 _MESSAGES = Prepared(
     sa.select(*(messages_t.c[name] for name in MESSAGE_COLUMNS), *(blocks_t.c[name] for name in BLOCK_COLUMNS))
@@ -312,7 +308,7 @@ def get_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, la
     """At most three statements, whatever the length: the conversation's row with the
     window's start, its messages joined to their blocks, and their binary payloads."""
     found, start = locate(conn, scope, conversation_id, last)
-    msgs = messages_from_rows(*fetch_rows(conn, conversation_id, start, windowed=last is not None))
+    msgs = _messages(conn, conversation_id, start, windowed=last is not None)
     return Conversation(id=found.id, namespace=found.namespace, title=found.title,
                         created_at=found.created_at, metadata=found.metadata or {}, messages=msgs)
 
