@@ -62,36 +62,51 @@ class Contestant:
         return None
 
 
-class Convstore(Contestant):
-    """convstore: ``save`` (validation, normalization, links and blobs included), ``append`` of one
-    message, ``load(format="openai")``, ``load(last=50)``, ``get_tool_call``."""
+class _OnStore(Contestant):
+    """A contestant working on a convstore store: opening and closing it, a new empty
+    conversation, and the tool call by id are convstore's own."""
 
-    name = "convstore"
-    kind = "convstore"
-    family = "openai"
     backends = ("sqlite", "postgresql", "mariadb")
 
     def __init__(self) -> None:
         self.store: ConversationStore | None = None
-        self.statements = 0
 
     def open(self, db: Database) -> None:
         self.store = ConversationStore(db.url, format="openai")
-        sa.event.listen(self.store.engine, "before_cursor_execute", self._count)
-
-    def _count(self, *_: Any) -> None:
-        self.statements += 1
 
     def close(self) -> None:
         if self.store is not None:
             self.store.close()
             self.store = None
 
-    def ingest(self, prepared: list[Any]) -> Any:
-        return self.store.save(prepared, format="openai")
-
     def new_conversation(self) -> Any:
         return self.store.save([], format="openai")
+
+    def tool_call(self, call_id: str) -> Any:
+        return self.store.get_tool_call(call_id)
+
+
+class Convstore(_OnStore):
+    """convstore: ``save`` (validation, normalization, links and blobs included), ``append`` of one
+    message, ``load(format="openai")``, ``load(last=50)``, ``get_tool_call``."""
+
+    name = "convstore"
+    kind = "convstore"
+    family = "openai"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.statements = 0
+
+    def open(self, db: Database) -> None:
+        super().open(db)
+        sa.event.listen(self.store.engine, "before_cursor_execute", self._count)
+
+    def _count(self, *_: Any) -> None:
+        self.statements += 1
+
+    def ingest(self, prepared: list[Any]) -> Any:
+        return self.store.save(prepared, format="openai")
 
     def append(self, conversation: Any, one: Any) -> None:
         self.store.append(conversation, [one], format="openai")
@@ -101,9 +116,6 @@ class Convstore(Contestant):
 
     def last(self, conversation: Any, n: int) -> Any:
         return self.store.load(conversation, format="openai", last=n)
-
-    def tool_call(self, call_id: str) -> Any:
-        return self.store.get_tool_call(call_id)
 
     def as_openai(self, loaded: Any) -> list[dict[str, Any]]:
         return loaded
@@ -115,7 +127,7 @@ class Convstore(Contestant):
         return self.statements - before
 
 
-class SchemaBound(Contestant):
+class SchemaBound(_OnStore):
     """convstore's own tables at driver speed: the bound no validating, normalizing code on this
     schema can beat. Its rows are the exact ones convstore writes, built before any timing
     (``store.rows.chunk_rows``); ``ingest`` and ``append`` only send them through convstore's
@@ -127,10 +139,6 @@ class SchemaBound(Contestant):
     name = "convstore rows (bound)"
     kind = "bound"
     family = "convstore-rows"
-    backends = ("sqlite", "postgresql", "mariadb")
-
-    def __init__(self) -> None:
-        self.store: ConversationStore | None = None
 
     def prepare(self, messages: list[dict[str, Any]]) -> list[Any]:
         canonical = read(messages, "openai")
@@ -139,23 +147,12 @@ class SchemaBound(Contestant):
         one_by_one = [rows.chunk_rows(Limits(), conversation_id, [m], first_seq=0) for m in canonical]
         return _RowsWorkload(one_by_one, conversation_id=conversation_id, whole=whole)
 
-    def open(self, db: Database) -> None:
-        self.store = ConversationStore(db.url, format="openai")
-
-    def close(self) -> None:
-        if self.store is not None:
-            self.store.close()
-            self.store = None
-
     def ingest(self, prepared: list[Any]) -> Any:
         cid = prepared.conversation_id
         with paused_gc(), db.write_transaction(self.store.engine) as conn:  # as convstore pauses it
             ops.new_conversation(conn, self.store.scope, cid, message_count=len(prepared))
             rows.write_rows(conn, cid, prepared.whole, fresh=True)
         return cid
-
-    def new_conversation(self) -> Any:
-        return self.store.save([], format="openai")
 
     def append(self, conversation: Any, one: Any) -> None:
         with db.write_transaction(self.store.engine) as conn:
@@ -175,9 +172,6 @@ class SchemaBound(Contestant):
             conn = conn.execution_options(**db.read_options(conn.dialect))
             _, start = ops.locate(conn, store.scope, conversation, last)
             return ops.fetch_rows(conn, conversation, start, windowed=last is not None)
-
-    def tool_call(self, call_id: str) -> Any:
-        return self.store.get_tool_call(call_id)
 
 
 class _RowsWorkload(list):
