@@ -323,8 +323,7 @@ def test_a_session_id_is_needed():
 
 @pytest.mark.shared
 def test_write_shared():
-    if not scenario.SHARED_KEY:
-        pytest.skip("CONVSTORE_SHARED_KEY not set")
+    scenario.require_shared_key()
 
     async def main() -> None:
         async with ConvstoreHistoryProvider(URL) as provider:
@@ -336,8 +335,7 @@ def test_write_shared():
 
 @pytest.mark.shared
 def test_read_shared():
-    if not scenario.SHARED_KEY:
-        pytest.skip("CONVSTORE_SHARED_KEY not set")
+    scenario.require_shared_key()
 
     async def main() -> list[Message]:
         async with ConvstoreHistoryProvider(URL) as provider:

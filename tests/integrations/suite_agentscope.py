@@ -471,16 +471,14 @@ def test_a_url_and_a_namespace():
 
 @pytest.mark.shared
 def test_write_shared():
-    if not scenario.SHARED_KEY:
-        pytest.skip("CONVSTORE_SHARED_KEY is not set")
+    scenario.require_shared_key()
     with_store(lambda store: play(store, scenario.SHARED_KEY))
     scenario.check_stored(ConversationStore(URL), scenario.SHARED_KEY)
 
 
 @pytest.mark.shared
 def test_read_shared():
-    if not scenario.SHARED_KEY:
-        pytest.skip("CONVSTORE_SHARED_KEY is not set")
+    scenario.require_shared_key()
 
     async def body(store: CountingStore) -> None:
         memory = ConvstoreMemory(store, scenario.SHARED_KEY)

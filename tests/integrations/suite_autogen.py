@@ -418,8 +418,7 @@ def test_component_from_json_on_the_test_database():
 
 @pytest.mark.shared
 def test_write_shared():
-    if not scenario.SHARED_KEY:
-        pytest.skip("CONVSTORE_SHARED_KEY is not set")
+    scenario.require_shared_key()
     with_store(lambda store: play(store, scenario.SHARED_KEY))
     with ConversationStore(URL) as store:
         scenario.check_stored(store, scenario.SHARED_KEY)
@@ -427,8 +426,7 @@ def test_write_shared():
 
 @pytest.mark.shared
 def test_read_shared():
-    if not scenario.SHARED_KEY:
-        pytest.skip("CONVSTORE_SHARED_KEY is not set")
+    scenario.require_shared_key()
 
     async def body(store: AsyncConversationStore) -> list[LLMMessage]:
         return await ConvstoreChatCompletionContext(store, scenario.SHARED_KEY).get_messages()

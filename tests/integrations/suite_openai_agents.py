@@ -579,8 +579,7 @@ def test_namespaces_keep_sessions_apart():
 
 @pytest.mark.shared
 def test_write_shared():
-    if not scenario.SHARED_KEY:
-        pytest.skip("CONVSTORE_SHARED_KEY is not set")
+    scenario.require_shared_key()
     with_store(lambda store: play(ConvstoreSession(store, scenario.SHARED_KEY)))
     with ConversationStore(URL) as store:
         scenario.check_stored(store, scenario.SHARED_KEY)
@@ -588,8 +587,7 @@ def test_write_shared():
 
 @pytest.mark.shared
 def test_read_shared():
-    if not scenario.SHARED_KEY:
-        pytest.skip("CONVSTORE_SHARED_KEY is not set")
+    scenario.require_shared_key()
 
     async def body(store: AsyncConversationStore) -> tuple[list[Any], list[Any]]:
         history = await ConvstoreSession(store, scenario.SHARED_KEY).get_items()
