@@ -156,7 +156,28 @@ class SafeString(SafeText):
     cache_ok = True
 
 
-Id = sa.Uuid(as_uuid=False)
+class Uuid(sa.Uuid[str]):
+    """A UUID given as a string. Where it is stored as text (SQLite, MariaDB/MySQL), any
+    spelling the caller hands over (upper case, without dashes) is bound in the one
+    stored spelling: an id is found on every backend however it was typed."""
+
+    cache_ok = True
+
+    def __init__(self) -> None:
+        super().__init__(as_uuid=False)
+
+    def bind_processor(self, dialect: sa.Dialect) -> Any:
+        if dialect.supports_native_uuid and self.native_uuid:
+            return None  # PostgreSQL parses every spelling itself
+        return lambda value: None if value is None else value.replace("-", "").lower()
+
+
+Id = Uuid()
+BINARY_COLLATIONS = {"mariadb": "utf8mb4_nopad_bin", "mysql": "utf8mb4_0900_bin"}
+"""MariaDB/MySQL compare text with the server's default collation, which ignores case,
+accents and trailing spaces: tenant "TENANT_B" would see tenant "tenant_b". Every table is
+converted to a byte-exact, no-pad collation (migration 0003); SQLite and PostgreSQL
+compare bytes already."""
 LongText = SafeText().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
 LongBlob = sa.LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
 Timestamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
