@@ -102,11 +102,15 @@ def _configure_sqlite(engine: sa.Engine) -> None:
 
 
 def read_options(dialect: sa.Dialect) -> dict[str, Any]:
-    """Execution options of a read. PostgreSQL reads run in autocommit: at its default
-    READ COMMITTED level a transaction gives no snapshot across statements anyway, and
-    BEGIN and ROLLBACK would double the round trips of a short read. SQLite and MariaDB
-    read in a transaction, which is their snapshot."""
-    return {"isolation_level": "AUTOCOMMIT"} if dialect.name == "postgresql" else {}
+    """Execution options of a read: one transaction, so that its two or three statements
+    see one snapshot (a write landing between them would otherwise give a window with a
+    result but not its call, or a conversation without its messages). PostgreSQL's
+    default READ COMMITTED takes a new snapshot per statement: reads ask for REPEATABLE
+    READ, read only (never a serialization failure). SQLite (WAL) and InnoDB's default
+    REPEATABLE READ keep the snapshot of a transaction's first read."""
+    if dialect.name == "postgresql":
+        return {"isolation_level": "REPEATABLE READ", "postgresql_readonly": True}
+    return {}
 
 
 @contextmanager

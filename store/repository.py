@@ -146,8 +146,11 @@ class ConversationStore(StoreBase):
 
     @contextmanager
     def _connect(self) -> Iterator[sa.Connection]:
+        """A read: one transaction, one snapshot (see ``db.read_options``)."""
         with db.database_errors(self.engine), self.engine.connect() as conn:
-            yield conn.execution_options(**db.read_options(conn.dialect))
+            conn = conn.execution_options(**db.read_options(conn.dialect))
+            with conn.begin():
+                yield conn
 
     # --- writes ------------------------------------------------------------------
 

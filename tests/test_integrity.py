@@ -4,6 +4,7 @@ what a hostile tester broke (issue 17), on every backend."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
 
 import pytest
@@ -12,7 +13,9 @@ import sqlalchemy as sa
 from store import AsyncConversationStore, ConversationStore
 from store.errors import ConversationNotFoundError, ToolCallNotFoundError
 
-from .samples import OPENAI_CHAT, tool_turn
+from store.model import ImageBlock, Message, TextBlock, ToolCallBlock, ToolResultBlock
+
+from .samples import OPENAI_CHAT, PNG, tool_turn
 
 # Spellings a case-, accent- or pad-insensitive collation takes for the same text.
 VARIANTS = ["TENANT_B", "Tenant_B", "tenant_b ", "tenánt_b", "tenant_B"]
@@ -128,3 +131,104 @@ def test_collation_migration_keeps_the_data(empty_database_url):
         assert s.load(cid) == OPENAI_CHAT
         assert s.get_tool_call("call_paris").status == "answered"
         s.save(_calls("call_aBc", "call_abc"))
+
+
+# --- one snapshot per read ------------------------------------------------------------
+
+
+class Interleave:
+    """Runs ``write()`` once, just before the ``at``-th statement of the next read on
+    ``engine``: a write landing in the middle of a read, without timing luck."""
+
+    def __init__(self, engine: sa.Engine, write, at: int = 2) -> None:
+        self.write, self.at, self.seen, self.done = write, at, 0, False
+        self.engine = engine
+        sa.event.listen(engine, "before_cursor_execute", self._on_execute)
+
+    def _on_execute(self, conn, cursor, statement, *_: object) -> None:
+        if self.done or statement.lstrip().upper().startswith(("BEGIN", "PRAGMA", "SET", "SELECT @@")):
+            return
+        self.seen += 1
+        if self.seen == self.at:
+            self.done = True
+            self.write()
+
+    def remove(self) -> None:
+        sa.event.remove(self.engine, "before_cursor_execute", self._on_execute)
+
+
+def _image_turns(n: int, first: int = 0) -> list[dict]:
+    out = []
+    for i in range(first, first + n):
+        out += [{"role": "user", "content": [
+                    {"type": "text", "text": f"look {i}"},
+                    {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}]},
+                *tool_turn(i)]
+    return out
+
+
+@pytest.fixture
+def writer(database_url, namespace):
+    with ConversationStore(database_url, namespace=namespace) as w:
+        yield w
+
+
+@pytest.mark.parametrize("write", ["delete", "truncate", "replace", "append"])
+@pytest.mark.parametrize("last", [None, 4])
+def test_a_load_is_one_snapshot(store, writer, write, last):
+    original = _image_turns(6)
+    cid = store.save(copy.deepcopy(original))
+    writes = {
+        "delete": lambda: writer.delete(cid),
+        "truncate": lambda: writer.truncate(cid, 0),
+        "replace": lambda: writer.replace(cid, [{"role": "user", "content": "new"}]),
+        "append": lambda: writer.append(cid, _image_turns(3, first=100)[1:]),  # a call, its result, more
+    }
+    interleave = Interleave(store.engine, writes[write])
+    try:
+        got = store.load(cid, last=last)
+    finally:
+        interleave.remove()
+    assert interleave.done
+    assert got == (original if last is None else original[-5:])  # the window widened to call 4
+
+
+def test_a_tool_call_lookup_is_one_snapshot(store, writer):
+    cid = store.save([
+        Message(role="assistant", content=[ToolCallBlock(call_id="call_img", name="shot", arguments={})]),
+        Message(role="tool", content=[ToolResultBlock(call_id="call_img", output=[
+            TextBlock(text="here"), ImageBlock(data=base64.b64decode(PNG), media_type="image/png")])]),
+    ], format="canonical")
+    interleave = Interleave(store.engine, lambda: writer.truncate(cid, 0))
+    try:
+        record = store.get_tool_call("call_img")
+    finally:
+        interleave.remove()
+    assert interleave.done and record.status == "answered"
+
+
+def test_an_export_is_one_snapshot(store, writer):
+    original = _image_turns(10)
+    cid = store.save(copy.deepcopy(original))
+    interleave = Interleave(store.engine, lambda: writer.replace(cid, [{"role": "user", "content": "new"}]), at=3)
+    try:
+        got = list(store.export(cid, chunk=4))
+    finally:
+        interleave.remove()
+    assert interleave.done and got == original
+
+
+def test_async_load_is_one_snapshot(database_url, namespace, writer):
+    original = _image_turns(4)
+
+    async def main() -> None:
+        async with AsyncConversationStore(database_url, namespace=namespace) as s:
+            cid = await s.save(copy.deepcopy(original))
+            interleave = Interleave(s.engine.sync_engine, lambda: writer.delete(cid))
+            try:
+                assert await s.load(cid, last=2) == original[-2:]
+            finally:
+                interleave.remove()
+            assert interleave.done
+
+    asyncio.run(main())
