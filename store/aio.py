@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
-from functools import partial
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -67,19 +66,20 @@ class AsyncConversationStore(StoreBase):
     async def _open(self) -> bool:
         with db.database_errors(self.engine.sync_engine, "cannot open"):
             async with self.engine.connect() as conn:
-                missing = await conn.run_sync(partial(db.schema_missing, create=self._create))
+                current = await conn.run_sync(db.current_revision_on)
                 self._cap_limits(await conn.run_sync(packet_size))
-            if not missing:
+            if current == db.head_revision():
                 return False
-            try:
-                async with self.engine.begin() as conn:
-                    await conn.run_sync(db.create_schema)
-            except Exception:
-                async with self.engine.connect() as conn:  # another process may have created it
-                    if await conn.run_sync(db.current_revision_on) != db.head_revision():
-                        raise
-                return False
-            return True
+            # Anything else goes to the sync code, in a worker thread: its schema lock may
+            # wait for another process creating the tables, and must not block the loop.
+            return await asyncio.to_thread(self._ensure_schema)
+
+    def _ensure_schema(self) -> bool:
+        engine = db.create_engine(db.sync_url(self.engine.url), poolclass=sa.pool.NullPool)
+        try:
+            return db.ensure_schema(engine, create=self._create)
+        finally:
+            engine.dispose()
 
     async def close(self) -> None:
         await self.engine.dispose()

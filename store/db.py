@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -78,6 +79,16 @@ def create_async_engine(url: str | sa.URL, **kwargs: Any) -> AsyncEngine:
     return engine
 
 
+_SYNC_TWINS = {"aiosqlite": "pysqlite", "asyncmy": "pymysql", "aiomysql": "pymysql", "asyncpg": "psycopg",
+               "psycopg_async": "psycopg"}
+
+
+def sync_url(url: sa.URL) -> sa.URL:
+    """The URL of an async engine, on the backend's synchronous driver."""
+    driver = _SYNC_TWINS.get(url.get_driver_name(), url.get_driver_name())
+    return url.set(drivername=f"{url.get_backend_name()}+{driver}")
+
+
 def _configure_sqlite(engine: sa.Engine) -> None:
     @sa.event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -143,44 +154,105 @@ def database_errors(engine: sa.Engine, doing: str = "database error on") -> Iter
         raise DatabaseError(f"{doing} {url}: {reason}") from exc
 
 
+SCHEMA_LOCK_TIMEOUT_S = 300
+_SCHEMA_LOCK_KEY = 0x636F6E7673746F72  # "convstor": PostgreSQL's advisory locks are per database
+_IN_PROCESS = threading.Lock()  # Alembic's context is process-wide: one command at a time
+
+
+@contextmanager
+def schema_change(engine: sa.Engine) -> Iterator[sa.Connection]:
+    """A connection in a transaction that holds convstore's schema lock, taken in the
+    database so that any number of first users (threads, processes, hosts) create or
+    upgrade the tables one at a time; whoever comes next sees the new revision. The lock:
+    an advisory lock on PostgreSQL, ``GET_LOCK`` on MariaDB/MySQL (held past the commit,
+    as their DDL commits by itself), the write lock of ``BEGIN IMMEDIATE`` on SQLite."""
+    with _IN_PROCESS, engine.connect().execution_options(convstore_write=True) as conn:
+        if conn.dialect.name not in ("mysql", "mariadb"):
+            with conn.begin():
+                if conn.dialect.name == "postgresql":
+                    conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK_KEY,))
+                yield conn
+            return
+        name = f"convstore.schema.{conn.exec_driver_sql('SELECT DATABASE()').scalar()}"[:64]
+        got = conn.exec_driver_sql("SELECT GET_LOCK(%s, %s)", (name, SCHEMA_LOCK_TIMEOUT_S)).scalar()
+        conn.commit()
+        if got != 1:
+            raise DatabaseError(f"waited {SCHEMA_LOCK_TIMEOUT_S} s for another process creating or "
+                                f"upgrading convstore's tables in {engine.url.render_as_string(hide_password=True)}")
+        try:
+            with conn.begin():
+                yield conn
+        finally:
+            conn.exec_driver_sql("SELECT RELEASE_LOCK(%s)", (name,))
+            conn.commit()
+
+
 def ensure_schema(engine: sa.Engine, *, create: bool = True) -> bool:
     """Bring an empty database to the head revision; refuse one at another revision.
+    Safe when many processes open a new database at once (see :func:`schema_change`).
 
     Returns True when it created the tables.
     """
     with engine.connect() as conn:
-        if not schema_missing(conn, create=create):
+        if current_revision_on(conn) == head_revision():
             return False
-    try:
-        with engine.begin() as conn:
-            create_schema(conn)
-    except Exception:
-        with engine.connect() as conn:  # another process may have created it at the same moment
-            if current_revision_on(conn) != head_revision():
-                raise
-        return False
+    # Anything else is decided under the lock: another process may be creating the tables
+    # right now (on MariaDB/MySQL its half-made tables and first revision are visible).
+    with schema_change(engine) as conn:
+        if not schema_missing(conn, create=create):
+            return False  # another process created it while this one waited
+        create_schema(conn)
     return True
 
 
 def schema_missing(conn: sa.Connection, *, create: bool) -> bool:
     """True for an empty database that may be created; False at the head revision;
-    :class:`SchemaOutdatedError` otherwise."""
+    :class:`SchemaOutdatedError` otherwise. Run under :func:`schema_change`."""
     head = head_revision()
     current = current_revision_on(conn)
     if current == head:
         return False
     url = conn.engine.url.render_as_string(hide_password=True)
-    if current is not None or sa.inspect(conn).has_table("conversations"):
+    if current is not None or (_present(conn) and _interrupted_creation(conn) is None):
         raise SchemaOutdatedError(url, current, head)
     if not create:
         raise SchemaOutdatedError(url, None, head)
     return True
 
 
+def _present(conn: sa.Connection) -> list[sa.Table]:
+    """convstore's tables in the database, children first."""
+    names = set(sa.inspect(conn).get_table_names())
+    return [t for t in reversed(metadata.sorted_tables) if t.name in names]
+
+
+def _interrupted_creation(conn: sa.Connection) -> list[sa.Table] | None:
+    """The tables a first creation left behind when it was killed before recording its
+    first revision (MariaDB/MySQL have no transactional DDL: each table commits as it is
+    made): Alembic's version table is there, empty, and every table of ours is empty.
+    None when the tables may hold something (or are not ours): those are refused."""
+    if not sa.inspect(conn).has_table(VERSION_TABLE):
+        return None
+    present = _present(conn)
+    for table in present:
+        if conn.execute(sa.select(sa.literal(1)).select_from(table).limit(1)).first() is not None:
+            return None
+    return present
+
+
+def _finish_interrupted_creation(conn: sa.Connection) -> None:
+    if current_revision_on(conn) is None and (leftovers := _interrupted_creation(conn)):
+        log.warning("convstore: %s holds the empty tables of an interrupted first creation; "
+                    "dropping them to create the schema again", conn.engine.url.render_as_string(hide_password=True))
+        for table in leftovers:
+            conn.exec_driver_sql(f"DROP TABLE {conn.dialect.identifier_preparer.quote(table.name)}")
+
+
 def create_schema(conn: sa.Connection) -> None:
     """``alembic upgrade head`` on ``conn`` (in its transaction), said in the log."""
     url = conn.engine.url.render_as_string(hide_password=True)
     log.info("convstore: new database %s, creating the tables (alembic upgrade head)", url)
+    _finish_interrupted_creation(conn)
     run_alembic(conn, command.upgrade, "head")
 
 
@@ -201,7 +273,9 @@ def run_alembic(conn: sa.Connection, action: Any, *args: str) -> None:
 
 
 def _alembic(engine: sa.Engine, action: Any, *args: str) -> None:
-    with database_errors(engine), engine.begin() as conn:
+    with database_errors(engine), schema_change(engine) as conn:
+        if action is command.upgrade:
+            _finish_interrupted_creation(conn)
         run_alembic(conn, action, *args)
 
 

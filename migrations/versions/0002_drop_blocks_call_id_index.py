@@ -7,6 +7,7 @@ Revises: 0001
 
 from __future__ import annotations
 
+import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0002"
@@ -14,7 +15,10 @@ down_revision: str | None = "0001"
 
 
 def upgrade() -> None:
-    op.drop_index(op.f("ix_blocks_call_id"), table_name="blocks")
+    # Checked first: MariaDB/MySQL commit DDL at once, so an upgrade killed after the drop
+    # but before recording 0002 runs this again.
+    if "ix_blocks_call_id" in {ix["name"] for ix in sa.inspect(op.get_bind()).get_indexes("blocks")}:
+        op.drop_index(op.f("ix_blocks_call_id"), table_name="blocks")
 
 
 def downgrade() -> None:

@@ -1,0 +1,143 @@
+"""A new database opened by many users at once, and a first open killed half-way:
+never a failed open, never a bricked database (issues 16 and 17), on every backend."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from store import ConversationStore
+from store.db import VERSION_TABLE, create_engine, current_revision, head_revision, upgrade
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Each process opens the store from 2 threads at once, and each thread saves a conversation.
+FIRST_USER = """
+import sys, threading
+from store import ConversationStore, AsyncConversationStore
+url, who = sys.argv[1:3]
+errors = []
+def sync_user(n):
+    try:
+        with ConversationStore(url, namespace="race") as s:
+            s.save([{"role": "user", "content": f"{who}-{n}"}])
+    except BaseException as exc:
+        errors.append(repr(exc))
+threads = [threading.Thread(target=sync_user, args=(n,)) for n in range(2)]
+for t in threads: t.start()
+for t in threads: t.join()
+if errors:
+    sys.exit("; ".join(errors))
+"""
+
+ASYNC_FIRST_USER = """
+import asyncio, sys
+from store import AsyncConversationStore
+url, who = sys.argv[1:3]
+async def user(n):
+    async with AsyncConversationStore(url, namespace="race") as s:
+        await s.save([{"role": "user", "content": f"{who}-{n}"}])
+async def main():
+    await asyncio.gather(*(user(n) for n in range(2)))
+asyncio.run(main())
+"""
+
+
+def _spawn(script: str, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", script, *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def _all_succeed(procs: list[subprocess.Popen]) -> None:
+    failures = []
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        if p.returncode != 0:
+            failures.append(err.strip().splitlines()[-1] if err.strip() else f"exit {p.returncode}")
+    assert not failures, failures
+
+
+def test_first_use_by_eight_processes_of_two_threads(empty_database_url):
+    procs = [_spawn(FIRST_USER, empty_database_url, f"p{i}") for i in range(6)]
+    procs += [_spawn(ASYNC_FIRST_USER, empty_database_url, f"a{i}") for i in range(2)]
+    _all_succeed(procs)
+    with ConversationStore(empty_database_url, namespace="race") as s:
+        assert len(s.list_conversations()) == 16
+
+
+def test_concurrent_upgrades_of_an_empty_database(empty_database_url):
+    script = "import sys\nfrom store.db import create_engine, upgrade\nupgrade(create_engine(sys.argv[1]))\n"
+    _all_succeed([_spawn(script, empty_database_url) for _ in range(4)])
+    engine = create_engine(empty_database_url)
+    try:
+        assert current_revision(engine) == head_revision()
+    finally:
+        engine.dispose()
+
+
+def _half_made(url: str) -> None:
+    """What a first creation killed on MariaDB leaves: some tables, an empty version table."""
+    engine = create_engine(url)
+    try:
+        upgrade(engine, "0001")
+        with engine.begin() as conn:
+            conn.exec_driver_sql(f"DELETE FROM {VERSION_TABLE}")
+            conn.exec_driver_sql("DROP TABLE tool_calls")
+    finally:
+        engine.dispose()
+
+
+def test_an_interrupted_first_creation_is_finished_on_open(empty_database_url):
+    _half_made(empty_database_url)
+    with ConversationStore(empty_database_url) as s:
+        assert s.created_schema
+        s.save([{"role": "user", "content": "hi"}])
+
+
+def test_an_interrupted_first_creation_is_finished_by_db_upgrade(empty_database_url):
+    _half_made(empty_database_url)
+    engine = create_engine(empty_database_url)
+    try:
+        upgrade(engine)
+        assert current_revision(engine) == head_revision()
+    finally:
+        engine.dispose()
+
+
+def test_first_opens_killed_at_random_moments_leave_an_openable_database(empty_database_url):
+    rng = random.Random(17)
+    for _ in range(4):
+        p = _spawn("import sys\nfrom store import ConversationStore\nConversationStore(sys.argv[1])\n",
+                   empty_database_url)
+        time.sleep(rng.uniform(0.2, 1.2))  # past the imports, somewhere in the creation
+        p.send_signal(signal.SIGKILL)
+        p.communicate()
+    with ConversationStore(empty_database_url) as s:
+        s.save([{"role": "user", "content": "hi"}])
+        assert len(s.list_conversations()) == 1
+
+
+def test_tables_of_someone_else_are_never_dropped(empty_database_url):
+    engine = create_engine(empty_database_url)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql(f"CREATE TABLE {VERSION_TABLE} (version_num VARCHAR(32) NOT NULL)")
+            conn.exec_driver_sql("CREATE TABLE conversations (id INTEGER PRIMARY KEY)")
+            conn.exec_driver_sql("INSERT INTO conversations (id) VALUES (1)")
+        try:
+            ConversationStore(empty_database_url)
+        except Exception as exc:
+            assert "revision unknown" in str(exc)
+        else:
+            raise AssertionError("a table holding rows was taken over")
+        with engine.connect() as conn:
+            assert conn.execute(sa.text("SELECT count(*) FROM conversations")).scalar() == 1
+    finally:
+        engine.dispose()
