@@ -100,10 +100,19 @@ class AsyncConversationStore(StoreBase):
                 async with conn.begin():
                     yield conn
 
-    async def _run(self, write: bool, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``fn(sync_connection, scope, *args)`` in one transaction on an async connection."""
-        async with self._connection(write) as conn:
-            return await conn.run_sync(fn, self.scope, *args, **kwargs)
+    async def _run(self, write: bool, fn: Callable[..., T], *args: Any, _retry: bool = True, **kwargs: Any) -> T:
+        """``fn(sync_connection, scope, *args)`` in one transaction on an async connection;
+        a write the database undid as a deadlock victim runs again (unless ``_retry`` is
+        False: a stream cannot be read twice)."""
+        for attempt in range(db.WRITE_ATTEMPTS):
+            try:
+                async with self._connection(write) as conn:
+                    return await conn.run_sync(fn, self.scope, *args, **kwargs)
+            except DatabaseError as exc:
+                if not (write and _retry) or attempt == db.WRITE_ATTEMPTS - 1 or not db.transient(exc.__cause__):
+                    raise
+            await asyncio.sleep(db.backoff(attempt))
+        raise AssertionError("unreachable")
 
     # --- writes ------------------------------------------------------------------
 
@@ -116,7 +125,8 @@ class AsyncConversationStore(StoreBase):
         fields = {"title": title, "metadata": metadata, "progress": progress,
                   "source_format": self._source_format(format, source_format)}
         if isinstance(messages, Iterator):
-            await self._run(True, ops.save_stream, conversation_id, self._chunks(messages, format), **fields)
+            await self._run(True, ops.save_stream, conversation_id, self._chunks(messages, format), _retry=False,
+                            **fields)
         else:
             await self._run(True, ops.save, conversation_id, self._canonical(messages, format), **fields)
         return conversation_id
@@ -141,7 +151,8 @@ class AsyncConversationStore(StoreBase):
         """Add ``messages`` to the end of a conversation, all or nothing; concurrent
         appends to one conversation each land as one contiguous run."""
         if isinstance(messages, Iterator):
-            await self._run(True, ops.append_stream, conversation_id, self._chunks(messages, format), progress=progress)
+            await self._run(True, ops.append_stream, conversation_id, self._chunks(messages, format), _retry=False,
+                            progress=progress)
         else:
             await self._run(True, ops.append, conversation_id, self._canonical(messages, format), progress=progress)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import random
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -63,9 +64,9 @@ def create_engine(url: str | sa.URL, **kwargs: Any) -> sa.Engine:
     """An engine with convstore's settings: orjson for JSON, and on SQLite foreign
     keys, WAL, a busy timeout and ``BEGIN IMMEDIATE`` for writes."""
     parsed = normalize_url(url)
-    engine = sa.create_engine(parsed, json_serializer=dumps, json_deserializer=loads, **kwargs)
-    if parsed.get_backend_name() == "sqlite":
-        _configure_sqlite(engine)
+    engine = sa.create_engine(parsed, json_serializer=dumps, json_deserializer=loads,
+                              **_engine_options(parsed, kwargs))
+    _configure(engine)
     return engine
 
 
@@ -73,10 +74,39 @@ def create_async_engine(url: str | sa.URL, **kwargs: Any) -> AsyncEngine:
     """The asyncio engine with the same settings, on the backend's async driver
     (aiosqlite, psycopg, asyncmy) unless the URL names one."""
     parsed = normalize_url(url, asynchronous=True)
-    engine = _create_async_engine(parsed, json_serializer=dumps, json_deserializer=loads, **kwargs)
-    if parsed.get_backend_name() == "sqlite":
-        _configure_sqlite(engine.sync_engine)
+    engine = _create_async_engine(parsed, json_serializer=dumps, json_deserializer=loads,
+                                  **_engine_options(parsed, kwargs))
+    _configure(engine.sync_engine)
     return engine
+
+
+def _engine_options(url: sa.URL, kwargs: dict[str, Any]) -> dict[str, Any]:
+    # A server may drop an idle pooled connection (restart, timeout): a ping on checkout
+    # replaces it, so the next operation does not fail for it.
+    if url.get_backend_name() != "sqlite":
+        kwargs.setdefault("pool_pre_ping", True)
+    return kwargs
+
+
+def _configure(engine: sa.Engine) -> None:
+    if engine.dialect.name == "sqlite":
+        _configure_sqlite(engine)
+    elif engine.dialect.name in ("mysql", "mariadb"):
+        _configure_mysql(engine)
+
+
+def _configure_mysql(engine: sa.Engine) -> None:
+    @sa.event.listens_for(engine, "begin")
+    def _on_begin(conn: sa.Connection) -> None:
+        # Writes run at READ COMMITTED: at InnoDB's default REPEATABLE READ their range
+        # deletes and updates (a pop, a truncate) take next-key locks on the gaps between
+        # conversations in the (conversation_id, seq) indexes, and writers of different
+        # conversations deadlock. Every write locks its conversation's row first, so it
+        # needs no gap lock. Reads keep REPEATABLE READ: their snapshot.
+        if conn.get_execution_options().get("convstore_write", False):
+            cursor = conn.connection.dbapi_connection.cursor()
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
+            cursor.close()
 
 
 _SYNC_TWINS = {"aiosqlite": "pysqlite", "asyncmy": "pymysql", "aiomysql": "pymysql", "asyncpg": "psycopg",
@@ -122,6 +152,29 @@ def read_options(dialect: sa.Dialect) -> dict[str, Any]:
     if dialect.name == "postgresql":
         return {"isolation_level": "REPEATABLE READ", "postgresql_readonly": True}
     return {}
+
+
+WRITE_ATTEMPTS = 5
+# A deadlock victim (or a serialization failure) was rolled back whole by the database:
+# running it again is safe. PostgreSQL's SQLSTATEs; MariaDB/MySQL's error number.
+_RETRY_SQLSTATES = {"40P01", "40001"}
+_RETRY_ERRNOS = {1213}
+
+
+def transient(exc: BaseException | None) -> bool:
+    """Whether a failed write may simply be run again: the database undid it whole."""
+    orig = getattr(exc, "orig", None)
+    if orig is None:
+        return False
+    if (getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)) in _RETRY_SQLSTATES:
+        return True
+    args = getattr(orig, "args", ())
+    return bool(args) and args[0] in _RETRY_ERRNOS
+
+
+def backoff(attempt: int) -> float:
+    """Seconds to wait before attempt ``attempt + 1``: short, growing, jittered."""
+    return random.uniform(0.005, 0.02) * 2**attempt
 
 
 @contextmanager

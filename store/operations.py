@@ -343,18 +343,38 @@ def _messages(conn: sa.Connection, conversation_id: str, start: int, windowed: b
 
 def safe_cuts(conn: sa.Connection, scope: Scope, conversation_id: str, size: int) -> list[int]:
     """Where to cut a conversation into parts of about ``size`` messages (the last cut is
-    its length) so that no tool result is in a later part than its call: a cut at ``s``
-    is safe when no message from ``s`` on has a window start below ``s``."""
+    its length) so that no tool result is in a later part than its call. A message whose
+    window starts before it (a result) makes every cut in ``(window_start, seq]`` unsafe;
+    only those messages are read, in one index range scan (a window function over the
+    whole conversation is quadratic on MariaDB)."""
     count = require(conn, scope, conversation_id).message_count
     m = messages_t
-    reach = sa.func.min(m.c.window_start).over(order_by=m.c.seq.desc(), rows=(None, 0))
-    suffix = sa.select(m.c.seq, reach.label("reach")).where(m.c.conversation_id == conversation_id).subquery()
-    safe = conn.execute(sa.select(suffix.c.seq).where(suffix.c.reach >= suffix.c.seq).order_by(suffix.c.seq))
-    cuts, last = [], 0
-    for seq in safe.scalars():
-        if seq - last >= size:
-            cuts.append(seq)
-            last = seq
+    reaching = conn.execute(
+        sa.select(m.c.window_start, m.c.seq)
+        .where(m.c.conversation_id == conversation_id, m.c.window_start < m.c.seq)
+    ).all()
+    return cuts_between(reaching, count, size)
+
+
+def cuts_between(reaching: Iterable[tuple[int, int]], count: int, size: int) -> list[int]:
+    """``safe_cuts`` of a conversation of ``count`` messages whose results are the
+    ``(window_start, seq)`` pairs of ``reaching``."""
+    unsafe: list[tuple[int, int]] = []  # merged (first unsafe cut, last unsafe cut), in order
+    for start, seq in sorted(reaching):
+        if unsafe and start + 1 <= unsafe[-1][1] + 1:
+            unsafe[-1] = (unsafe[-1][0], max(unsafe[-1][1], seq))
+        else:
+            unsafe.append((start + 1, seq))
+    cuts, last, i = [], 0, 0
+    while (cut := last + size) < count:
+        while i < len(unsafe) and unsafe[i][1] < cut:
+            i += 1
+        if i < len(unsafe) and unsafe[i][0] <= cut:
+            cut = unsafe[i][1] + 1  # the first safe cut after the interval
+            if cut >= count:
+                break
+        cuts.append(cut)
+        last = cut
     return [*cuts, count] if count > last else cuts
 
 

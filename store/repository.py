@@ -7,10 +7,11 @@ loss reports) and the synchronous I/O.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import replace
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -22,6 +23,8 @@ from .gcpause import paused_gc
 from .limits import Limits
 from .model import Conversation, Message, ToolCallRecord, ToolStatus
 from .operations import ConversationInfo, Scope
+
+T = TypeVar("T")
 
 DEFAULT_URL = "sqlite:///convstore.db"
 DEFAULT_NAMESPACE = "default"
@@ -144,6 +147,19 @@ class ConversationStore(StoreBase):
         with db.database_errors(self.engine), db.write_transaction(self.engine) as conn:
             yield conn
 
+    def _transact(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(connection, scope, *args)`` in one write transaction; run again when the
+        database undid it whole as a deadlock victim (streams use ``_write`` once)."""
+        for attempt in range(db.WRITE_ATTEMPTS):
+            try:
+                with self._write() as conn:
+                    return fn(conn, self.scope, *args, **kwargs)
+            except DatabaseError as exc:
+                if attempt == db.WRITE_ATTEMPTS - 1 or not db.transient(exc.__cause__):
+                    raise
+            time.sleep(db.backoff(attempt))
+        raise AssertionError("unreachable")
+
     @contextmanager
     def _connect(self) -> Iterator[sa.Connection]:
         """A read: one transaction, one snapshot (see ``db.read_options``)."""
@@ -172,9 +188,8 @@ class ConversationStore(StoreBase):
             return conversation_id
         with paused_gc():  # one pause from reading to writing: see store.gcpause
             canonical = self._canonical(messages, format)
-            with self._write() as conn:
-                ops.save(conn, self.scope, conversation_id, canonical, title=title, metadata=metadata,
-                         source_format=self._source_format(format, source_format), progress=progress)
+            self._transact(ops.save, conversation_id, canonical, title=title, metadata=metadata,
+                           source_format=self._source_format(format, source_format), progress=progress)
         return conversation_id
 
     def conversation_for(self, key: str, *, title: str | None = None,
@@ -186,8 +201,7 @@ class ConversationStore(StoreBase):
             if (found := ops.by_key(conn, self.scope, key)) is not None:
                 return found
         try:
-            with self._write() as conn:
-                ops.new_conversation(conn, self.scope, new_id(), key=key, title=title, metadata=metadata)
+            self._transact(ops.new_conversation, new_id(), key=key, title=title, metadata=metadata)
         except DatabaseError as exc:
             if not isinstance(exc.__cause__, sa.exc.IntegrityError):
                 raise  # an IntegrityError means another writer created it first: theirs is the one
@@ -210,14 +224,12 @@ class ConversationStore(StoreBase):
             return
         with paused_gc():
             canonical = self._canonical(messages, format)
-            with self._write() as conn:
-                ops.append(conn, self.scope, conversation_id, canonical, progress=progress)
+            self._transact(ops.append, conversation_id, canonical, progress=progress)
 
     def pop(self, conversation_id: str, n: int = 1, format: str | None = None) -> Any:
         """Remove the last ``n`` messages and return them in ``format`` (oldest first)."""
         target = self._target(format)
-        with self._write() as conn:
-            popped = ops.pop(conn, self.scope, conversation_id, n)
+        popped = self._transact(ops.pop, conversation_id, n)
         return self._output(popped, target, False, None)
 
     def pop_item(self, conversation_id: str, format: str | None = None) -> Any:
@@ -227,8 +239,7 @@ class ConversationStore(StoreBase):
         the newest are written back; stored messages that give none in ``format`` are removed
         on the way. All in one transaction: no reader or writer sees a half-popped turn."""
         split = self._item_split(self._target(format))
-        with self._write() as conn:
-            return ops.pop_item(conn, self.scope, conversation_id, split)
+        return self._transact(ops.pop_item, conversation_id, split)
 
     def replace(self, conversation_id: str, messages: Any, format: str | None = None, *,
                 progress: Callable[[int], None] | None = None) -> None:
@@ -236,20 +247,17 @@ class ConversationStore(StoreBase):
         (for memories that edit their history: delete one message, compress, ...)."""
         with paused_gc():
             canonical = self._canonical(messages, format)
-            with self._write() as conn:
-                ops.replace(conn, self.scope, conversation_id, canonical, progress=progress)
+            self._transact(ops.replace, conversation_id, canonical, progress=progress)
 
     def truncate(self, conversation_id: str, keep: int) -> int:
         """Remove the messages from index ``keep`` on (``keep=0`` empties the
         conversation but keeps it); return how many were removed. Calls whose
         results are removed become pending again."""
-        with self._write() as conn:
-            return ops.truncate(conn, self.scope, conversation_id, keep)
+        return self._transact(ops.truncate, conversation_id, keep)
 
     def delete(self, conversation_id: str) -> None:
         """Delete a conversation and everything stored with it."""
-        with self._write() as conn:
-            ops.delete(conn, self.scope, conversation_id)
+        self._transact(ops.delete, conversation_id)
 
     # --- reads -------------------------------------------------------------------
 
