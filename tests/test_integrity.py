@@ -232,3 +232,39 @@ def test_async_load_is_one_snapshot(database_url, namespace, writer):
             assert interleave.done
 
     asyncio.run(main())
+
+
+# --- a server that drops pooled connections -----------------------------------------
+
+
+def _drop_connections(store: ConversationStore) -> None:
+    """Kill every other session of the store's database, as a server restart would."""
+    from .conftest import ADMIN_URLS
+    from store.db import create_engine
+
+    name = store.engine.url.database
+    backend = "postgresql" if store.engine.dialect.name == "postgresql" else "mariadb"
+    admin = create_engine(ADMIN_URLS[backend], isolation_level="AUTOCOMMIT", poolclass=sa.pool.NullPool)
+    try:
+        with admin.connect() as conn:
+            if backend == "postgresql":
+                conn.execute(sa.text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                     "WHERE datname = :d AND pid <> pg_backend_pid()"), {"d": name})
+            else:
+                ids = conn.execute(sa.text("SELECT id FROM information_schema.processlist WHERE db = :d "
+                                           "AND id <> CONNECTION_ID()"), {"d": name}).scalars().all()
+                for i in ids:
+                    conn.exec_driver_sql(f"KILL {int(i)}")
+    finally:
+        admin.dispose()
+
+
+def test_the_first_operation_after_the_server_dropped_the_pool_succeeds(store):
+    if store.engine.dialect.name == "sqlite":
+        pytest.skip("an embedded database has no server")
+    cid = store.save([{"role": "user", "content": "hi"}])
+    _drop_connections(store)
+    assert store.load(cid) == [{"role": "user", "content": "hi"}]
+    _drop_connections(store)
+    store.append(cid, [{"role": "user", "content": "again"}])
+    assert len(store.load(cid)) == 2
