@@ -284,10 +284,15 @@ def _interrupted_creation(conn: sa.Connection) -> list[sa.Table] | None:
     first revision (MariaDB/MySQL have no transactional DDL: each table commits as it is
     made): Alembic's version table is there, empty, and every table of ours is empty.
     None when the tables may hold something (or are not ours): those are refused."""
-    if not sa.inspect(conn).has_table(VERSION_TABLE):
+    inspector = sa.inspect(conn)
+    if not inspector.has_table(VERSION_TABLE):
         return None
     present = _present(conn)
     for table in present:
+        # Only tables as revision 0001 makes them (the current columns: no revision since
+        # has changed a column; one that does must compare with 0001's here).
+        if {c["name"] for c in inspector.get_columns(table.name)} != set(table.columns.keys()):
+            return None
         if conn.execute(sa.select(sa.literal(1)).select_from(table).limit(1)).first() is not None:
             return None
     return present
