@@ -12,6 +12,7 @@ conversation in another schema::
 
 from .errors import ConvstoreError
 from .formats import FORMATS, Loss, convert
+from .limits import Limits
 from .model import Block, Conversation, Message, ToolCallRecord
 from .repository import ConversationInfo, ConversationStore
 from .aio import AsyncConversationStore
@@ -24,6 +25,7 @@ __all__ = [
     "ConversationInfo",
     "ConversationStore",
     "ConvstoreError",
+    "Limits",
     "Loss",
     "Message",
     "ToolCallRecord",

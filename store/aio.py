@@ -64,6 +64,7 @@ class AsyncConversationStore(StoreBase):
         return self
 
     async def _open(self) -> bool:
+        db.refuse_missing_file(self.engine.url, create=self._create)
         with db.database_errors(self.engine.sync_engine, "cannot open"):
             async with self.engine.connect() as conn:
                 current = await conn.run_sync(db.current_revision_on)

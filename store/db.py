@@ -240,12 +240,23 @@ def schema_change(engine: sa.Engine) -> Iterator[sa.Connection]:
             conn.commit()
 
 
+def refuse_missing_file(url: sa.URL, *, create: bool) -> None:
+    """With ``create=False``, a SQLite file that does not exist is refused before the
+    driver would create it empty."""
+    name = url.database
+    if create or url.get_backend_name() != "sqlite" or not name or name == ":memory:" or name.startswith("file:"):
+        return
+    if not Path(name).exists():
+        raise SchemaOutdatedError(url.render_as_string(hide_password=True), None, head_revision())
+
+
 def ensure_schema(engine: sa.Engine, *, create: bool = True) -> bool:
     """Bring an empty database to the head revision; refuse one at another revision.
     Safe when many processes open a new database at once (see :func:`schema_change`).
 
     Returns True when it created the tables.
     """
+    refuse_missing_file(engine.url, create=create)
     with engine.connect() as conn:
         if current_revision_on(conn) == head_revision():
             return False

@@ -96,3 +96,22 @@ def test_a_0001_database_is_refused_then_upgraded_in_place(empty_database_url):
             assert s.load(cid) == [{"role": "user", "content": "hi"}]
     finally:
         engine.dispose()
+
+
+def test_create_false_leaves_no_file_behind(tmp_path):
+    import asyncio
+
+    from store import AsyncConversationStore
+
+    path = tmp_path / "missing.db"
+    with pytest.raises(SchemaOutdatedError, match="db upgrade"):
+        ConversationStore(f"sqlite:///{path}", create=False)
+    with pytest.raises(SchemaOutdatedError, match="db upgrade"):
+        asyncio.run(AsyncConversationStore(f"sqlite:///{path}", create=False).open())
+    assert not path.exists()
+
+
+def test_limits_are_importable_from_the_package():
+    from store import Limits
+
+    assert Limits().max_message_bytes > 0
