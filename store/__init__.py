@@ -13,7 +13,7 @@ conversation in another schema::
 from .errors import ConvstoreError
 from .formats import FORMATS, Loss, convert
 from .limits import Limits
-from .model import Block, Conversation, Message, ToolCallRecord
+from .model import Block, Conversation, Message, Page, ToolCallRecord
 from .repository import ConversationInfo, ConversationStore
 from .aio import AsyncConversationStore
 
@@ -28,6 +28,7 @@ __all__ = [
     "Limits",
     "Loss",
     "Message",
+    "Page",
     "ToolCallRecord",
     "convert",
 ]

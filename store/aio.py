@@ -10,6 +10,8 @@ called through ``AsyncConnection.run_sync``; only the I/O differs.
 from __future__ import annotations
 
 import asyncio
+import threading
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -22,7 +24,7 @@ from .codec import new_id
 from .errors import DatabaseError
 from .formats import Loss
 from .limits import Limits
-from .model import Conversation, Message, ToolCallRecord, ToolStatus
+from .model import Conversation, Message, Page, ToolCallRecord, ToolStatus
 from .operations import ConversationInfo
 from .repository import DEFAULT_NAMESPACE, DEFAULT_URL, StoreBase, packet_size
 
@@ -42,10 +44,47 @@ class AsyncConversationStore(StoreBase):
                  format: str = "openai", create: bool = True, limits: Limits | None = None,
                  engine: AsyncEngine | None = None) -> None:
         super().__init__(namespace=namespace, format=format, limits=limits)
-        self.engine = engine if engine is not None else db.create_async_engine(url)
+        first = engine if engine is not None else db.create_async_engine(url)
+        self._url = first.url
+        self._unclaimed: AsyncEngine | None = first
+        self._engines: list[tuple[weakref.ref[asyncio.AbstractEventLoop], AsyncEngine]] = []
+        self._first = first
+        self._guard = threading.Lock()
         self._create = create
-        self._opened: asyncio.Future[bool] | None = None
+        self._opened = False
         self.created_schema = False
+
+    @property
+    def engine(self) -> AsyncEngine:
+        """The engine (connection pool) of the running event loop. A driver's connection
+        belongs to the loop that opened it, so each loop that uses the store (threads that
+        run loops of their own) gets a pool of its own; the first loop gets the engine the
+        store was made with. Outside any loop: that first engine."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return self._first
+        with self._guard:
+            for ref, engine in self._engines:
+                if ref() is loop:
+                    return engine
+            self._forget_closed_loops()
+            engine = self._unclaimed or db.create_async_engine(self._url)
+            self._unclaimed = None
+            self._engines.append((weakref.ref(loop), engine))
+            return engine
+
+    def _forget_closed_loops(self) -> None:
+        # Their connections cannot be closed any more (the loop that owns them is gone):
+        # dropped without a goodbye, as a dispose(close=False) does.
+        alive = []
+        for ref, engine in self._engines:
+            loop = ref()
+            if loop is None or loop.is_closed():
+                engine.sync_engine.dispose(close=False)
+            else:
+                alive.append((ref, engine))
+        self._engines = alive
 
     @property
     def url(self) -> str:
@@ -53,14 +92,12 @@ class AsyncConversationStore(StoreBase):
 
     async def open(self) -> AsyncConversationStore:
         """Check the schema (creating it in an empty database unless ``create=False``).
-        Every operation does this once by itself; call it to fail early."""
-        if self._opened is None:
-            self._opened = asyncio.ensure_future(self._open())
-        try:
-            self.created_schema = await asyncio.shield(self._opened)
-        except BaseException:
-            self._opened = None  # let a later call try again
-            raise
+        Every operation does this once by itself; call it to fail early. Concurrent first
+        calls each check (creating the schema is safe under any number of them): nothing
+        here waits on an object bound to one event loop."""
+        if not self._opened:
+            self.created_schema = await self._open() or self.created_schema
+            self._opened = True
         return self
 
     async def _open(self) -> bool:
@@ -83,7 +120,14 @@ class AsyncConversationStore(StoreBase):
             engine.dispose()
 
     async def close(self) -> None:
-        await self.engine.dispose()
+        """Close the connections of this loop's pool; other loops' pools are dropped."""
+        current = self.engine
+        with self._guard:
+            others = [engine for _, engine in self._engines if engine is not current]
+            self._engines = [(ref, engine) for ref, engine in self._engines if engine is current]
+        for engine in others:
+            engine.sync_engine.dispose(close=False)
+        await current.dispose()
 
     async def __aenter__(self) -> AsyncConversationStore:
         return await self.open()
@@ -226,7 +270,9 @@ class AsyncConversationStore(StoreBase):
 
     async def find_tool_calls(self, *, name: str | None = None, status: ToolStatus | None = None,
                               call_id: str | None = None, conversation_id: str | None = None,
-                              limit: int | None = None) -> list[ToolCallRecord]:
+                              limit: int | None = ops.DEFAULT_PAGE,
+                              cursor: str | None = None) -> Page[ToolCallRecord]:
+        """One page of the matching tool calls; see :meth:`store.ConversationStore.find_tool_calls`."""
         return await self._run(False, ops.find_tool_calls, name=name, status=status, call_id=call_id,
-                               conversation_id=conversation_id, limit=limit)
+                               conversation_id=conversation_id, limit=limit, cursor=cursor)
 

@@ -18,7 +18,8 @@ import sqlalchemy as sa
 from . import db, io, render
 from .errors import ConvstoreError, InputError
 from .formats import FORMATS, Loss, convert as convert_messages, detect, read
-from .repository import ConversationStore
+from .operations import DEFAULT_PAGE
+from .repository import DEFAULT_NAMESPACE, ConversationStore
 
 DEFAULT_DB = "sqlite:///convstore.db"
 
@@ -37,11 +38,12 @@ err = Console(stderr=True, soft_wrap=True)
 
 
 class State:
-    def __init__(self, db: str) -> None:
+    def __init__(self, db: str, namespace: str = DEFAULT_NAMESPACE) -> None:
         self.db = db
+        self.namespace = namespace
 
     def store(self, **kwargs: Any) -> ConversationStore:
-        s = ConversationStore(self.db, **kwargs)
+        s = ConversationStore(self.db, namespace=self.namespace, **kwargs)
         if s.created_schema:
             err.print(f"[dim]created convstore tables in {s.url}[/]")
         return s
@@ -54,8 +56,14 @@ def main(
         None, "--db", metavar="URL",
         help="Database URL. Default: $CONVSTORE_DB, else sqlite:///convstore.db in the working directory.",
     ),
+    namespace: Optional[str] = typer.Option(
+        None, "--namespace", metavar="NAME",
+        help=f"The tenant every command reads and writes. Default: $CONVSTORE_NAMESPACE, else \"{DEFAULT_NAMESPACE}\".",
+    ),
 ) -> None:
-    ctx.obj = State(db or os.environ.get("CONVSTORE_DB") or DEFAULT_DB)
+    if namespace is None:
+        namespace = os.environ.get("CONVSTORE_NAMESPACE") or DEFAULT_NAMESPACE
+    ctx.obj = State(db or os.environ.get("CONVSTORE_DB") or DEFAULT_DB, namespace)
 
 
 def _format_names() -> str:
@@ -225,15 +233,25 @@ def tool_calls(
     name: Optional[str] = typer.Option(None, help="Tool name."),
     status: Optional[str] = typer.Option(None, help="pending, answered or error."),
     conversation: Optional[str] = typer.Option(None, "--conversation", "-c"),
+    limit: int = typer.Option(DEFAULT_PAGE, "--limit", help="At most this many calls (a page)."),
+    cursor: Optional[str] = typer.Option(None, "--cursor", help="Where the page starts: the cursor the "
+                                         "previous page printed (with the same filters)."),
     json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """List tool calls, filtered by name, status or conversation."""
+    """List tool calls, filtered by name, status or conversation, a page at a time.
+
+    When more follow, the cursor of the next page is printed on standard error
+    (``next page: --cursor ...``), with --json too (standard output stays a JSON list).
+    """
     with ctx.obj.store() as s:
-        records = s.find_tool_calls(name=name, status=status, conversation_id=conversation)  # type: ignore[arg-type]
+        records = s.find_tool_calls(name=name, status=status, conversation_id=conversation,  # type: ignore[arg-type]
+                                    limit=limit, cursor=cursor)
     if json:
         _emit([r.model_dump(mode="json") for r in records], None)
     else:
         out.print(render.tool_call_table(records))
+    if records.next_cursor is not None:
+        err.print(f"next page: --cursor {records.next_cursor}", highlight=False)
 
 
 @app.command("list")

@@ -15,9 +15,11 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.script.revision import RevisionError
+from alembic.util import CommandError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine as _create_async_engine
 
-from .errors import DatabaseError, SchemaOutdatedError
+from .errors import DatabaseError, InputError, SchemaOutdatedError, SchemaTooNewError
 from .schema import dumps, loads, metadata
 
 log = logging.getLogger("convstore")
@@ -348,12 +350,40 @@ def _alembic(engine: sa.Engine, action: Any, *args: str) -> None:
         run_alembic(conn, action, *args)
 
 
+def known_revisions() -> set[str]:
+    """Every schema revision this convstore's migrations know."""
+    return {script.revision for script in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+
+
+@contextmanager
+def _migration_errors(engine: sa.Engine, doing: str, revision: str) -> Iterator[None]:
+    """Alembic's refusals as convstore's errors: a database at a revision this code does not
+    know is :class:`SchemaTooNewError` (upgrade convstore, not the database); a target it
+    cannot reach or resolve is :class:`InputError`."""
+    try:
+        yield
+    except (CommandError, RevisionError) as exc:
+        url = engine.url.render_as_string(hide_password=True)
+        known = known_revisions()
+        try:
+            current = current_revision(engine)
+        except DatabaseError:
+            current = None
+        if current is not None and current not in known:
+            raise SchemaTooNewError(url, current, head_revision()) from exc
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise InputError(f"cannot {doing} {url} to {revision!r}: {reason} "
+                         f"(known revisions: base, {', '.join(sorted(known))}; head is {head_revision()})") from exc
+
+
 def upgrade(engine: sa.Engine, revision: str = "head") -> None:
-    _alembic(engine, command.upgrade, revision)
+    with _migration_errors(engine, "upgrade", revision):
+        _alembic(engine, command.upgrade, revision)
 
 
 def downgrade(engine: sa.Engine, revision: str) -> None:
-    _alembic(engine, command.downgrade, revision)
+    with _migration_errors(engine, "downgrade", revision):
+        _alembic(engine, command.downgrade, revision)
 
 
 def check(engine: sa.Engine) -> None:

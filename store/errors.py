@@ -106,10 +106,42 @@ class DatabaseError(ConvstoreError):
 
 
 class SchemaOutdatedError(DatabaseError):
+    """The database is not at the schema revision this convstore needs.
+
+    Made with a revision this convstore does not know, it is a :class:`SchemaTooNewError`
+    (the database was written by a newer convstore), whichever code raises it."""
+
+    def __new__(cls, url: str, current: str | None, head: str) -> SchemaOutdatedError:
+        if cls is SchemaOutdatedError and current is not None and not _known_revision(current):
+            cls = SchemaTooNewError
+        return super().__new__(cls, url, current, head)
+
     def __init__(self, url: str, current: str | None, head: str) -> None:
         self.current = current
         self.head = head
-        super().__init__(
-            f"database {url} is at schema revision {current or 'unknown'}, this convstore needs {head}; "
-            f"upgrade it with `convstore --db {url} db upgrade` (or `alembic upgrade head`)"
-        )
+        super().__init__(self._message(url, current, head))
+
+    @staticmethod
+    def _message(url: str, current: str | None, head: str) -> str:
+        return (f"database {url} is at schema revision {current or 'unknown'}, this convstore needs {head}; "
+                f"upgrade it with `convstore --db {url} db upgrade` (or `alembic upgrade head`)")
+
+
+class SchemaTooNewError(SchemaOutdatedError):
+    """The database is at a schema revision this convstore does not know: a newer
+    convstore wrote it. Upgrading the database cannot help; upgrading convstore does."""
+
+    @staticmethod
+    def _message(url: str, current: str | None, head: str) -> str:
+        return (f"database {url} is at schema revision {current}, which this convstore does not know "
+                f"(its newest is {head}): a newer convstore wrote it; upgrade convstore "
+                f"(`pip install -U convstore`) to use it")
+
+
+def _known_revision(revision: str) -> bool:
+    from .db import known_revisions  # imported here: store.db imports this module
+
+    try:
+        return revision in known_revisions()
+    except ConvstoreError:  # no migrations to compare with: keep the plain refusal
+        return True

@@ -8,8 +8,9 @@ name (``extras["openai"]``), so a same-format round trip gives back the input.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Annotated, Any, Literal, TypeAlias, Union
+from typing import Annotated, Any, Literal, TypeAlias, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -222,6 +223,24 @@ class ToolCallRecord(_Model):
     result_position: int | None = None
     call_created_at: datetime | None = None
     result_created_at: datetime | None = None
+
+
+T = TypeVar("T")
+
+
+class Page(list[T]):
+    """One page of results: a plain list (so code that takes a list keeps working), and
+    ``next_cursor``, the opaque cursor that asks for the next page (None when this one
+    is the last). Pass it back with the same filters: ``find_tool_calls(cursor=...)``."""
+
+    next_cursor: str | None
+
+    def __init__(self, items: Iterable[T] = (), next_cursor: str | None = None) -> None:
+        super().__init__(items)
+        self.next_cursor = next_cursor
+
+    def __repr__(self) -> str:
+        return f"Page({list.__repr__(self)}, next_cursor={self.next_cursor!r})"
 
 
 ToolResultBlock.model_rebuild()

@@ -9,6 +9,8 @@ and differ only in how they do I/O.
 
 from __future__ import annotations
 
+import base64
+import json
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -24,7 +26,7 @@ from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, block_from_row, blob_refs, fr
 from .errors import AmbiguousToolCallError, ConversationNotFoundError, InputError, ToolCallNotFoundError
 from .limits import Limits
 from .prepared import Prepared
-from .model import Conversation, Message, ToolCallRecord, ToolStatus
+from .model import Conversation, Message, Page, ToolCallRecord, ToolStatus
 from .schema import BlobRow, BlockRow, ConversationRow, MessageRow, ToolCallRow
 
 CHUNK = 5000
@@ -146,9 +148,19 @@ def reserve(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> 
 
 
 def list_conversations(conn: sa.Connection, scope: Scope, limit: int | None = None) -> list[ConversationInfo]:
+    """This namespace's conversations, newest first: at most ``limit`` (``limit=0``: none)."""
+    check_limit(limit)
+    if limit == 0:
+        return []
     c = conversations
     query = sa.select(c).where(c.c.namespace == scope.namespace).order_by(c.c.created_at.desc(), c.c.id.desc())
-    return [info(r) for r in conn.execute(query.limit(limit) if limit else query).mappings()]
+    return [info(r) for r in conn.execute(query.limit(limit) if limit is not None else query).mappings()]
+
+
+def check_limit(limit: int | None) -> None:
+    """A ``limit`` is None (no limit) or a count: 0 asks for nothing, a negative one is refused."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise InputError(f"limit must be an integer >= 0, got {limit!r}")
 
 
 def delete(conn: sa.Connection, scope: Scope, conversation_id: str) -> None:
@@ -197,8 +209,10 @@ def truncate(conn: sa.Connection, scope: Scope, conversation_id: str, keep: int)
 
     Calls whose results go become pending again; results whose calls go lose
     their link (there is nothing left to link them to)."""
+    if keep < 0:  # not "from the end": a negative keep would silently empty the conversation
+        raise InputError(f"keep must be >= 0, got {keep}")
     count = locked_count(conn, scope, conversation_id)
-    keep = max(0, min(keep, count))
+    keep = min(keep, count)
     if keep == count:
         return 0
     t, cid = tool_calls_t, conversation_id
@@ -396,58 +410,133 @@ def _blobs(conn: sa.Connection, conversation_id: str, block_rows_: Sequence[Any]
 
 
 def get_tool_call(conn: sa.Connection, scope: Scope, call_id: str, conversation_id: str | None) -> ToolCallRecord:
-    records = find_tool_calls(conn, scope, call_id=call_id, conversation_id=conversation_id)
+    # Two records tell whether the id is unique; only an ambiguous one reads where else it is.
+    records = find_tool_calls(conn, scope, call_id=call_id, conversation_id=conversation_id, limit=2)
     if not records:
         where = f"in conversation {conversation_id!r}" if conversation_id else f"in namespace {scope.namespace!r}"
         raise ToolCallNotFoundError(call_id, where)
     if len(records) > 1:
-        raise AmbiguousToolCallError(call_id, [r.conversation_id for r in records])
+        raise AmbiguousToolCallError(call_id, _conversations_with_call(conn, scope, call_id))
     return records[0]
+
+
+def _conversations_with_call(conn: sa.Connection, scope: Scope, call_id: str) -> list[str]:
+    t = tool_calls_t
+    return list(conn.execute(
+        sa.select(t.c.conversation_id).join(conversations, conversations.c.id == t.c.conversation_id)
+        .where(conversations.c.namespace == scope.namespace, t.c.call_id == call_id)
+        .order_by(t.c.conversation_id)
+    ).scalars())
+
+
+DEFAULT_PAGE = 100
+"""Records a page of ``find_tool_calls`` holds unless the caller says otherwise."""
 
 
 def find_tool_calls(conn: sa.Connection, scope: Scope, *, name: str | None = None,
                     status: ToolStatus | None = None, call_id: str | None = None,
-                    conversation_id: str | None = None, limit: int | None = None) -> list[ToolCallRecord]:
+                    conversation_id: str | None = None, limit: int | None = DEFAULT_PAGE,
+                    cursor: str | None = None) -> Page[ToolCallRecord]:
+    """The tool calls matching every given filter, one page of at most ``limit`` (None:
+    all of them at once; 0: none), ordered by conversation, then by the message holding
+    the call, then by call id. The page's ``next_cursor`` (None on the last page) asks for
+    the records after its last one: keyset paging (not OFFSET) on that order, which is total
+    (a call id is unique in its conversation), so the records that exist throughout come
+    exactly once, whatever is written in between. The page is chosen on the link table and
+    only its rows are read whole: memory is bounded by the page, not the namespace."""
     if status is not None and status not in ("pending", "answered", "error"):
         raise InputError(f"status must be pending, answered or error, got {status!r}")
-    if conversation_id is not None and not valid_id(conversation_id):
-        return []
+    check_limit(limit)
+    after = decode_cursor(cursor)
+    if limit == 0 or (conversation_id is not None and not valid_id(conversation_id)):
+        return Page()
     given = {"name": name, "status": status, "call_id": call_id, "conversation_id": conversation_id}
     filters = {k: v for k, v in given.items() if v is not None}
-    query = _tool_call_query(frozenset(filters), limit is not None)
-    rows = conn.execute(query, {"namespace": scope.namespace, "limit": limit, **filters}).mappings().all()
+    params: dict[str, Any] = {"namespace": scope.namespace, **filters}
+    if limit is not None:
+        params["limit"] = limit + 1  # one row more than the page says whether another follows
+    if after is not None:
+        params.update(zip(_AFTER, after))
+    query = _tool_call_query(frozenset(filters), limit is not None, after is not None)
+    rows = conn.execute(query, params).mappings().all()
+    more = limit is not None and len(rows) > limit
+    if more:
+        rows = rows[:limit]
     results = [tuple(r[f"r_{name}"] for name in BLOCK_COLUMNS) for r in rows]
     blobs: dict[str, bytes] = {}
     for cid in {r["conversation_id"] for r in rows}:
         blobs.update(_blobs(conn, cid, [b for r, b in zip(rows, results) if r["conversation_id"] == cid]))
-    return [_record(r, b, blobs) for r, b in zip(rows, results)]
+    return Page([_record(r, b, blobs) for r, b in zip(rows, results)],
+                next_cursor=encode_cursor(rows[-1]) if more else None)
 
 
-@lru_cache(maxsize=64)
-def _tool_call_query(filters: frozenset[str], limited: bool) -> sa.Select[Any]:
+_AFTER = ("after_conversation", "after_seq", "after_call")
+_CURSOR_VERSION = 1
+
+
+def encode_cursor(row: Any) -> str:
+    """The cursor after ``row``: its sort key, as URL-safe base64 of JSON (opaque to callers)."""
+    key = [_CURSOR_VERSION, str(row["conversation_id"]), row["call_seq"], row["call_id"]]
+    text = json.dumps(key, separators=(",", ":"), ensure_ascii=True)
+    return base64.urlsafe_b64encode(text.encode("ascii")).rstrip(b"=").decode("ascii")
+
+
+def decode_cursor(cursor: str | None) -> tuple[str, int, str] | None:
+    """The sort key a cursor of :func:`encode_cursor` holds; :class:`InputError` for anything else."""
+    if cursor is None:
+        return None
+    try:
+        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
+        version, cid, seq, call = json.loads(raw)
+        if (version == _CURSOR_VERSION and isinstance(cid, str) and type(seq) is int and 0 <= seq < 2**31
+                and isinstance(call, str) and call == call.encode("utf-8").decode("utf-8")):  # no lone surrogates
+            return str(uuid.UUID(cid)), seq, call
+    except (TypeError, ValueError, UnicodeError, RecursionError):
+        pass
+    shown = repr(cursor[:60] + "..." if isinstance(cursor, str) and len(cursor) > 60 else cursor)
+    raise InputError(f"invalid cursor {shown}: pass a page's next_cursor as it is, with the same filters")
+
+
+@lru_cache(maxsize=128)
+def _tool_call_query(filters: frozenset[str], limited: bool, after: bool = False) -> sa.Select[Any]:
     """One statement per set of filters, built once: looking a call up by id costs one
-    index probe and no query building."""
+    index probe and no query building. Ordered by ``(conversation_id, call_seq, call_id)``,
+    a total order on natural columns (no surrogate id), which the keyset of a cursor
+    (``after``) continues. The page is chosen on the link table alone; only its rows are
+    joined to their blocks and messages."""
     t = tool_calls_t
+    key = (t.c.conversation_id, t.c.call_seq, t.c.call_id)
+    page = (
+        sa.select(*key, t.c.name, t.c.status, t.c.result_seq, t.c.call_block_id, t.c.result_block_id)
+        .join(conversations, conversations.c.id == t.c.conversation_id)
+        .where(conversations.c.namespace == sa.bindparam("namespace"),
+               *(t.c[column] == sa.bindparam(column) for column in sorted(filters)))
+        .order_by(*key)
+    )
+    if after:
+        bound = [sa.bindparam(name, type_=column.type) for name, column in zip(_AFTER, key)]
+        # The leading column alone as well: a range every backend's planner can use.
+        page = page.where(key[0] >= bound[0], sa.tuple_(*key) > sa.tuple_(*bound))
+    if limited:
+        page = page.limit(sa.bindparam("limit"))
+    p = page.subquery("page")
     cb, rb = blocks_t.alias("call_block"), blocks_t.alias("result_block")
     cm, rm = messages_t.alias("call_message"), messages_t.alias("result_message")
-    query = (
+    return (
         sa.select(
-            t.c.call_id, t.c.name, t.c.status, t.c.conversation_id, t.c.call_seq, t.c.result_seq,
+            p.c.call_id, p.c.name, p.c.status, p.c.conversation_id, p.c.call_seq, p.c.result_seq,
             cb.c.payload.label("call_payload"), cm.c.created_at.label("call_at"),
             cm.c.utc_offset.label("call_offset"), rm.c.created_at.label("result_at"),
             rm.c.utc_offset.label("result_offset"),
             *(rb.c[name].label(f"r_{name}") for name in BLOCK_COLUMNS),
         )
-        .join(conversations, conversations.c.id == t.c.conversation_id)
-        .join(cb, cb.c.id == t.c.call_block_id)
+        .select_from(p)
+        .join(cb, cb.c.id == p.c.call_block_id)
         .join(cm, cm.c.id == cb.c.message_id)
-        .outerjoin(rb, rb.c.id == t.c.result_block_id)
+        .outerjoin(rb, rb.c.id == p.c.result_block_id)
         .outerjoin(rm, rm.c.id == rb.c.message_id)
-        .where(conversations.c.namespace == sa.bindparam("namespace"),
-               *(t.c[column] == sa.bindparam(column) for column in sorted(filters)))
-        .order_by(t.c.id)
+        .order_by(p.c.conversation_id, p.c.call_seq, p.c.call_id)
     )
-    return query.limit(sa.bindparam("limit")) if limited else query
 
 
 def info(row: Any) -> ConversationInfo:

@@ -21,7 +21,7 @@ from .errors import DatabaseError, InputError
 from .formats import Loss, get_format, read, write
 from .gcpause import paused_gc
 from .limits import Limits
-from .model import Conversation, Message, ToolCallRecord, ToolStatus
+from .model import Conversation, Message, Page, ToolCallRecord, ToolStatus
 from .operations import ConversationInfo, Scope
 
 T = TypeVar("T")
@@ -304,7 +304,7 @@ class ConversationStore(StoreBase):
             return ops.require(conn, self.scope, conversation_id)
 
     def list_conversations(self, *, limit: int | None = None) -> list[ConversationInfo]:
-        """This namespace's conversations, newest first."""
+        """This namespace's conversations, newest first (at most ``limit``; 0 gives none)."""
         with self._connect() as conn:
             return ops.list_conversations(conn, self.scope, limit)
 
@@ -318,8 +318,13 @@ class ConversationStore(StoreBase):
 
     def find_tool_calls(self, *, name: str | None = None, status: ToolStatus | None = None,
                         call_id: str | None = None, conversation_id: str | None = None,
-                        limit: int | None = None) -> list[ToolCallRecord]:
-        """Tool calls matching every given filter, in the order they were made."""
+                        limit: int | None = ops.DEFAULT_PAGE,
+                        cursor: str | None = None) -> Page[ToolCallRecord]:
+        """Tool calls matching every given filter: one page (a list) of at most ``limit``
+        records, by conversation, then in the order of their messages (calls in one message
+        by call id). ``page.next_cursor`` is None on the last page; otherwise pass it back as
+        ``cursor`` (with the same filters) for the next one. ``limit=None`` returns every
+        match at once (in memory: mind a large namespace)."""
         with self._connect() as conn:
             return ops.find_tool_calls(conn, self.scope, name=name, status=status, call_id=call_id,
-                                       conversation_id=conversation_id, limit=limit)
+                                       conversation_id=conversation_id, limit=limit, cursor=cursor)

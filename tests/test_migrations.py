@@ -54,12 +54,14 @@ def test_create_false_refuses_an_empty_database(empty_database_url):
 
 
 def test_a_database_at_another_revision_is_refused(empty_database_url):
+    # An older revision this convstore knows; one it does not know is a newer convstore's
+    # (SchemaTooNewError, tests/test_small_fixes.py), which `db upgrade` cannot help.
     engine = create_engine(empty_database_url)
     upgrade(engine)
     with engine.begin() as conn:
-        conn.execute(sa.text(f"UPDATE {VERSION_TABLE} SET version_num = '0000'"))
+        conn.execute(sa.text(f"UPDATE {VERSION_TABLE} SET version_num = '0001'"))
     engine.dispose()
-    with pytest.raises(SchemaOutdatedError, match=r"revision 0000.*convstore --db .* db upgrade"):
+    with pytest.raises(SchemaOutdatedError, match=r"revision 0001.*convstore --db .* db upgrade"):
         ConversationStore(empty_database_url)
 
 

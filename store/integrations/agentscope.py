@@ -31,7 +31,6 @@ when the agent next edits its context. Requires ``pip install 'convstore[agentsc
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import hashlib
 import json
@@ -42,7 +41,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ..aio import AsyncConversationStore
-from . import async_store
+from . import LoopLock, async_store
 
 try:  # agentscope 1.x: a MemoryBase that ReActAgent calls
     from agentscope.memory import MemoryBase as _Base
@@ -141,7 +140,7 @@ class ConvstoreMemory(_Base):
         super().__init__()
         self._owns_store = not isinstance(store, AsyncConversationStore)
         self.store = async_store(store, **({"namespace": namespace} if namespace is not None else {}))
-        self._lock = asyncio.Lock()
+        self._lock = LoopLock()
         self.session_id = session_id
         if not V2:  # 1.x StateModule: state_dict() holds the session id (and the base's summary)
             self.register_state("session_id")

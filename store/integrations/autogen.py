@@ -20,7 +20,6 @@ Requires ``pip install 'convstore[autogen]'``.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,7 +32,7 @@ from typing_extensions import Self
 
 from ..aio import AsyncConversationStore
 from ..repository import DEFAULT_NAMESPACE
-from . import async_store
+from . import LoopLock, async_store
 
 __all__ = ["ConvstoreChatCompletionContext", "ConvstoreChatCompletionContextConfig"]
 
@@ -98,7 +97,7 @@ class ConvstoreChatCompletionContext(ChatCompletionContext, Component[ConvstoreC
         self.buffer_size = buffer_size
         self._initial_messages = list(initial_messages) if initial_messages is not None else None
         self._cid: str | None = None
-        self._lock = asyncio.Lock()
+        self._lock = LoopLock()
 
     async def conversation_id(self) -> str:
         """The id of this session's conversation (for the rest of convstore's API)."""

@@ -30,7 +30,7 @@ from agents.memory import SessionABC, SessionSettings
 
 from ..aio import AsyncConversationStore
 from ..formats import write
-from . import async_store
+from . import LoopLock, async_store
 
 __all__ = ["FORMAT", "ConvstoreSession"]
 
@@ -73,7 +73,7 @@ class ConvstoreSession(SessionABC):
         self.session_id = session_id
         self.session_settings = _settings(session_settings)
         self._cid: str | None = None
-        self._lock = asyncio.Lock()
+        self._lock = LoopLock()
         """Serializes this object's writes (each is one transaction of the store anyway)."""
 
     async def conversation_id(self) -> str:

@@ -1,0 +1,84 @@
+"""One async store used from several event loops at once (threads that each run their own
+loop, as the OpenAI Agents SDK's tests do): nothing may bind to the loop it was made on."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from store import AsyncConversationStore
+
+
+def _in_loops(n: int, work) -> list[BaseException]:
+    """Run ``work(i)`` (a coroutine function) in ``n`` threads, each on its own event loop,
+    all at once; the errors they raised."""
+    errors: list[BaseException] = []
+    start = threading.Barrier(n)
+
+    def thread(i: int) -> None:
+        start.wait()
+        try:
+            asyncio.run(asyncio.wait_for(work(i), timeout=120))
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=thread, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
+def test_one_store_from_four_event_loops(database_url, namespace):
+    store = AsyncConversationStore(database_url, namespace=namespace)
+
+    async def work(i: int) -> None:
+        cid = await store.conversation_for("shared")
+        for j in range(5):
+            await store.append(cid, [{"role": "user", "content": f"loop {i} message {j}"}])
+            assert await store.load(cid, last=1)
+
+    try:
+        errors = _in_loops(4, work)
+        assert not errors, [repr(e) for e in errors]
+
+        async def check() -> list:
+            return await store.load(await store.conversation_for("shared"))
+
+        messages = asyncio.run(check())
+        assert sorted(m["content"] for m in messages) == sorted(
+            f"loop {i} message {j}" for i in range(4) for j in range(5))
+    finally:
+        asyncio.run(store.close())
+
+
+def test_a_store_opened_in_one_loop_works_in_the_next(database_url, namespace):
+    store = AsyncConversationStore(database_url, namespace=namespace)
+
+    async def first() -> str:
+        return await store.save([{"role": "user", "content": "hi"}])
+
+    async def second(cid: str) -> list:
+        return await store.load(cid)
+
+    cid = asyncio.run(first())
+    assert asyncio.run(second(cid)) == [{"role": "user", "content": "hi"}]
+    asyncio.run(store.close())
+
+
+def test_a_memory_lock_works_from_every_loop():
+    from store.integrations import LoopLock
+
+    lock, inside, most = LoopLock(), [0], [0]
+
+    async def work(_: int) -> None:
+        for _ in range(20):
+            async with lock:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+                await asyncio.sleep(0)
+                inside[0] -= 1
+
+    assert not _in_loops(4, work)
+    assert most[0] <= 4  # one holder per loop at most
