@@ -140,10 +140,18 @@ class AsyncConversationStore(StoreBase):
         await self.open()
         with db.database_errors(self.engine.sync_engine):
             async with self.engine.connect() as conn:
-                options = {"convstore_write": True} if write else db.read_options(conn.dialect)
-                conn = await conn.execution_options(**options)
-                async with conn.begin():
-                    yield conn
+                try:
+                    options = {"convstore_write": True} if write else db.read_options(conn.dialect)
+                    conn = await conn.execution_options(**options)
+                    async with conn.begin():
+                        yield conn
+                except BaseException as exc:
+                    if isinstance(exc, Exception) and not _being_cancelled():
+                        raise
+                    await _discard(conn)
+                    if isinstance(exc, Exception):  # asyncmy turns a cancellation into its own error
+                        raise asyncio.CancelledError() from exc
+                    raise
 
     async def _run(self, write: bool, fn: Callable[..., T], *args: Any, _retry: bool = True, **kwargs: Any) -> T:
         """``fn(sync_connection, scope, *args)`` in one transaction on an async connection;
@@ -276,3 +284,19 @@ class AsyncConversationStore(StoreBase):
         return await self._run(False, ops.find_tool_calls, name=name, status=status, call_id=call_id,
                                conversation_id=conversation_id, limit=limit, cursor=cursor)
 
+
+def _being_cancelled() -> bool:
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)  # Python 3.11+
+    return bool(cancelling and cancelling())
+
+
+async def _discard(conn: AsyncConnection) -> None:
+    """Close the driver connection of an operation that was cancelled (or interrupted)
+    part-way: its protocol state is unknown, and returned to the pool it could stay
+    inside a transaction (asyncpg then turns the next BEGIN into a savepoint, and later
+    "commits" only release it). Shielded, so a second cancellation cannot skip it."""
+    try:
+        await asyncio.shield(conn.invalidate())
+    except Exception:  # noqa: BLE001 - already broken: being dropped is all it needs
+        pass
