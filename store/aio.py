@@ -174,6 +174,7 @@ class AsyncConversationStore(StoreBase):
                    progress: Callable[[int], None] | None = None) -> str:
         """Store ``messages`` (in ``format``) as a new conversation and return its id.
         An iterator is read and written chunk by chunk, as by the sync store."""
+        self._check_conversation(title=title, metadata=metadata)
         conversation_id = new_id()
         fields = {"title": title, "metadata": metadata, "progress": progress,
                   "source_format": self._source_format(format, source_format)}
@@ -188,6 +189,7 @@ class AsyncConversationStore(StoreBase):
                                metadata: dict[str, Any] | None = None) -> str:
         """The id of the conversation named ``key`` in this namespace, created empty if
         there is none; concurrent callers all get the same one."""
+        self._check_conversation(key=key, title=title, metadata=metadata)
         if (found := await self._run(False, ops.by_key, key)) is not None:
             return found
         try:
@@ -274,6 +276,7 @@ class AsyncConversationStore(StoreBase):
         return await self._run(False, ops.list_conversations, limit)
 
     async def get_tool_call(self, call_id: str, conversation_id: str | None = None) -> ToolCallRecord:
+        self._check_lookup(call_id=call_id)
         return await self._run(False, ops.get_tool_call, call_id, conversation_id)
 
     async def find_tool_calls(self, *, name: str | None = None, status: ToolStatus | None = None,
@@ -281,6 +284,7 @@ class AsyncConversationStore(StoreBase):
                               limit: int | None = ops.DEFAULT_PAGE,
                               cursor: str | None = None) -> Page[ToolCallRecord]:
         """One page of the matching tool calls; see :meth:`store.ConversationStore.find_tool_calls`."""
+        self._check_lookup(call_id=call_id, name=name)
         return await self._run(False, ops.find_tool_calls, name=name, status=status, call_id=call_id,
                                conversation_id=conversation_id, limit=limit, cursor=cursor)
 

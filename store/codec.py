@@ -196,7 +196,11 @@ def message_rows(dumped: Sequence[dict[str, Any]], *, ids: Sequence[str], conver
                  window_starts: Sequence[int], budgets: Sequence[Budget]) -> list[dict[str, Any]]:
     rows = []
     for i, (dump, id, start, budget) in enumerate(zip(dumped, ids, window_starts, budgets)):
-        created_at, offset = to_utc(dump.get("created_at"))
+        try:
+            created_at, offset = to_utc(dump.get("created_at"))
+        except OverflowError:  # 9999-12-31T23:00-05:00 has no UTC time within datetime's range
+            raise budget.fail("created_at", f"{dump['created_at'].isoformat()} is out of range "
+                                            "in UTC (years 1 to 9999)") from None
         row = {
             "id": id, "conversation_id": conversation_id, "seq": first_seq + i, "window_start": start,
             "role": dump["role"], "created_at": created_at, "utc_offset": offset,

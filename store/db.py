@@ -52,8 +52,30 @@ def alembic_config(url: str | None = None) -> Config:
     return config
 
 
+_SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+_EXTRAS = {"postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql"}
+_BACKEND_ALIASES = {"postgres": "postgresql"}  # what hosting providers hand out
+
+
 def normalize_url(url: str | sa.URL, *, asynchronous: bool = False) -> sa.URL:
-    parsed = sa.make_url(url)
+    """convstore's URL for ``url``: a SQLAlchemy URL, ``postgres://`` (as providers write
+    it) or a plain SQLite file path (``./chat.db``), on the drivers convstore installs."""
+    if isinstance(url, str) and "://" not in url and (
+            url.endswith(_SQLITE_SUFFIXES) or url.startswith((".", "/", "~"))):
+        url = f"sqlite:///{Path(url).expanduser()}"
+    try:
+        parsed = sa.make_url(url)
+    except sa.exc.ArgumentError:
+        raise InputError(f"not a database URL: {str(url)!r} (for example sqlite:///convstore.db, "
+                         "./chat.db, postgresql://user@host/db or mysql://user@host/db)") from None
+    backend, _, driver = parsed.drivername.partition("+")
+    if backend in _BACKEND_ALIASES:
+        parsed = parsed.set(drivername="+".join(filter(None, (_BACKEND_ALIASES[backend], driver))))
+    with _driver_errors(parsed):
+        return _on_our_drivers(parsed, asynchronous)
+
+
+def _on_our_drivers(parsed: sa.URL, asynchronous: bool) -> sa.URL:
     if asynchronous and parsed.get_driver_name() in _SYNC_ONLY:
         parsed = parsed.set(drivername=_ASYNC_DRIVERS.get(parsed.get_backend_name(), parsed.drivername))
     parsed = parsed.set(drivername=_DEFAULT_DRIVERS.get(parsed.drivername, parsed.drivername))
@@ -66,8 +88,9 @@ def create_engine(url: str | sa.URL, **kwargs: Any) -> sa.Engine:
     """An engine with convstore's settings: orjson for JSON, and on SQLite foreign
     keys, WAL, a busy timeout and ``BEGIN IMMEDIATE`` for writes."""
     parsed = normalize_url(url)
-    engine = sa.create_engine(parsed, json_serializer=dumps, json_deserializer=loads,
-                              **_engine_options(parsed, kwargs))
+    with _driver_errors(parsed):
+        engine = sa.create_engine(parsed, json_serializer=dumps, json_deserializer=loads,
+                                  **_engine_options(parsed, kwargs))
     _configure(engine)
     return engine
 
@@ -76,10 +99,27 @@ def create_async_engine(url: str | sa.URL, **kwargs: Any) -> AsyncEngine:
     """The asyncio engine with the same settings, on the backend's async driver
     (aiosqlite, psycopg, asyncmy) unless the URL names one."""
     parsed = normalize_url(url, asynchronous=True)
-    engine = _create_async_engine(parsed, json_serializer=dumps, json_deserializer=loads,
-                                  **_engine_options(parsed, kwargs))
+    with _driver_errors(parsed):
+        engine = _create_async_engine(parsed, json_serializer=dumps, json_deserializer=loads,
+                                      **_engine_options(parsed, kwargs))
     _configure(engine.sync_engine)
     return engine
+
+
+@contextmanager
+def _driver_errors(url: sa.URL) -> Iterator[None]:
+    """An unknown database or a driver that is not installed, said in one line with the fix."""
+    shown = url.render_as_string(hide_password=True)
+    try:
+        yield
+    except sa.exc.NoSuchModuleError:
+        raise InputError(f"{shown}: unknown database or driver {url.drivername!r}; convstore works with "
+                         "sqlite, postgresql (psycopg, asyncpg) and mysql/mariadb (pymysql, asyncmy)") from None
+    except ImportError as exc:
+        extra = _EXTRAS.get(url.get_backend_name())
+        fix = f"pip install 'convstore[{extra}]'" if extra else f"pip install {exc.name}"
+        raise DatabaseError(f"{shown}: its driver ({exc.name or url.get_driver_name()}) is not installed; "
+                            f"{fix}") from None
 
 
 def _engine_options(url: sa.URL, kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+import orjson
+
 from .errors import InputError
 from .schema import JSONText, dumps
 
@@ -25,11 +27,24 @@ class Limits:
     max_message_bytes: int = 32 * MiB
     max_blob_bytes: int = 64 * MiB
 
+    escaped: bool = False
+    """Count sizes as the MariaDB/MySQL driver sends them: escaped, a backslash, quote,
+    NUL or line break taking two bytes (set by :meth:`capped`)."""
+
     def capped(self, packet_bytes: int) -> Limits:
-        """MariaDB/MySQL refuse any row above max_allowed_packet: stay below it."""
+        """MariaDB/MySQL refuse any statement above max_allowed_packet: stay below it, the
+        driver's escaping counted (text and JSON exactly; a binary payload, which may hold
+        any byte, at worst twice its size)."""
         cap = max(packet_bytes - MiB, MiB)
         return replace(self, max_message_bytes=min(self.max_message_bytes, cap),
-                       max_blob_bytes=min(self.max_blob_bytes, cap))
+                       max_blob_bytes=min(self.max_blob_bytes, max(cap // 2, MiB)), escaped=True)
+
+
+_ESCAPED = ("\\", "'", '"', "\x00", "\n", "\r", "\x1a")  # what the MySQL drivers escape
+
+
+def _escapes(text: str) -> int:
+    return sum(text.count(c) for c in _ESCAPED)
 
 
 def _mb(n: int) -> str:
@@ -55,6 +70,8 @@ class Budget:
             raise self.fail(where, f"{len(value)} characters, the most this store takes is {bound}")
         try:
             self.used += len(value) if value.isascii() else len(value.encode("utf-8"))
+            if self.limits.escaped:
+                self.used += _escapes(value)
         except UnicodeEncodeError as exc:
             raise self.fail(where, f"not valid Unicode (a lone surrogate at character {exc.start})") from None
         return value
@@ -66,7 +83,7 @@ class Budget:
             text = JSONText(dumps(value))
         except (ValueError, TypeError) as exc:
             raise self.fail(where, str(exc)) from None
-        self.used += len(text)
+        self.used += len(text) + (_escapes(text) if self.limits.escaped else 0)
         return text
 
     def blob(self, where: str, size: int) -> None:
@@ -78,3 +95,76 @@ class Budget:
         if self.used > self.limits.max_message_bytes:
             raise self.fail("size", f"{_mb(self.used)} of text and JSON is over this store's limit "
                                     f"of {_mb(self.limits.max_message_bytes)} (Limits.max_message_bytes)")
+
+
+MAX_DEPTH = 200
+"""The deepest nesting of lists and objects a message may hold. Deeper values could be
+stored but not written back: several formats' serializers stop near 255 levels, counting
+their own wrappers. Checked on input, before anything is written."""
+_ORJSON_DEPTH = 255  # orjson refuses to serialize deeper values: the check below runs in C
+_PAD = _ORJSON_DEPTH - MAX_DEPTH
+
+
+def json_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be stored as JSON (too deep, a lone surrogate), or None.
+    One orjson pass inside ``_PAD`` extra levels: no tree walk in Python."""
+    for _ in range(_PAD):
+        value = [value]
+    try:
+        orjson.dumps(value, default=_anything, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS)
+    except orjson.JSONEncodeError as exc:
+        reason = str(exc)
+        if "Recursion" in reason:
+            return f"nested deeper than {MAX_DEPTH} levels (the most this store takes)"
+        if "surrogates" in reason:
+            return "not valid Unicode (a lone surrogate)"
+    return None  # anything else (numbers orjson cannot write, odd types) is checked where it is stored
+
+
+def _anything(_: Any) -> None:
+    return None
+
+
+def check_input(messages: Any, format: str) -> None:
+    """Refuse input nested deeper than :data:`MAX_DEPTH` or holding lone surrogates,
+    naming the message."""
+    if json_problem(messages) is None:
+        return
+    items = messages.get("messages") if isinstance(messages, dict) else messages
+    if isinstance(items, list):
+        for index, item in enumerate(items):
+            if (why := json_problem(item)) is not None:
+                raise InputError(f"invalid {format} input: message {index}: {why}")
+    raise InputError(f"invalid {format} input: {json_problem(messages)}")
+
+
+def check_text(what: str, value: str | None, bound: int | None = None) -> None:
+    """A name the caller hands over (namespace, key, title, id): within its column, and
+    encodable (a lone surrogate is refused here, not by the driver mid-write)."""
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise InputError(f"{what} must be a string, got {type(value).__name__}")
+    if bound is not None and len(value) > bound:
+        raise InputError(f"{what}: {len(value)} characters, the most this store takes is {bound}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(f"{what}: not valid Unicode (a lone surrogate at character {exc.start})") from None
+
+
+def check_metadata(metadata: Any, limits: Limits) -> None:
+    """Conversation metadata: JSON the store can keep, within ``max_message_bytes``."""
+    if metadata is None:
+        return
+    if not isinstance(metadata, dict):
+        raise InputError(f"metadata must be a JSON object (a dict), got {type(metadata).__name__}")
+    if (why := json_problem(metadata)) is not None:
+        raise InputError(f"metadata: {why}")
+    try:
+        size = len(dumps(metadata))
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"metadata: {exc}") from None
+    if size > limits.max_message_bytes:
+        raise InputError(f"metadata: {_mb(size)} of JSON is over this store's limit of "
+                         f"{_mb(limits.max_message_bytes)} (Limits.max_message_bytes)")

@@ -20,7 +20,7 @@ from .codec import new_id
 from .errors import DatabaseError, InputError
 from .formats import Loss, get_format, read, write
 from .gcpause import paused_gc
-from .limits import Limits
+from .limits import Limits, check_metadata, check_text
 from .model import Conversation, Message, Page, ToolCallRecord, ToolStatus
 from .operations import ConversationInfo, Scope
 
@@ -28,6 +28,7 @@ T = TypeVar("T")
 
 DEFAULT_URL = "sqlite:///convstore.db"
 DEFAULT_NAMESPACE = "default"
+NAMESPACE_CHARS, KEY_CHARS, TITLE_CHARS = 128, 255, 500  # their columns' lengths (store.schema)
 
 __all__ = ["ConversationInfo", "ConversationStore", "DEFAULT_NAMESPACE", "DEFAULT_URL"]
 
@@ -36,9 +37,22 @@ class StoreBase:
     """What the sync and async stores share: settings, reading input, writing output."""
 
     def __init__(self, *, namespace: str, format: str, limits: Limits | None) -> None:
+        check_text("namespace", namespace, NAMESPACE_CHARS)
         self.namespace = namespace
         self.format = format
         self.limits = limits or Limits()
+
+    def _check_conversation(self, *, key: str | None = None, title: str | None = None,
+                            metadata: Any = None) -> None:
+        """The conversation's own fields, checked before any statement runs."""
+        check_text("key", key, KEY_CHARS)
+        check_text("title", title, TITLE_CHARS)
+        check_metadata(metadata, self.limits)
+
+    @staticmethod
+    def _check_lookup(**values: str | None) -> None:
+        for what, value in values.items():
+            check_text(what, value)
 
     @property
     def scope(self) -> Scope:
@@ -179,6 +193,7 @@ class ConversationStore(StoreBase):
         and written chunk by chunk in the same single transaction, in bounded memory
         for formats that read message by message (``openai``). ``progress(n)`` is
         called as each chunk of ``n`` messages is written."""
+        self._check_conversation(title=title, metadata=metadata)
         conversation_id = new_id()
         if isinstance(messages, Iterator):
             with self._write() as conn:  # no pause over a stream: it may run for minutes
@@ -197,6 +212,7 @@ class ConversationStore(StoreBase):
         """The id of the conversation named ``key`` (e.g. an agent's session id) in this
         namespace, created empty if there is none. Safe when many writers ask at once:
         they all get the same conversation."""
+        self._check_conversation(key=key, title=title, metadata=metadata)
         with self._connect() as conn:
             if (found := ops.by_key(conn, self.scope, key)) is not None:
                 return found
@@ -313,6 +329,7 @@ class ConversationStore(StoreBase):
 
         Without ``conversation_id`` the id must be unique in the namespace.
         """
+        self._check_lookup(call_id=call_id)
         with self._connect() as conn:
             return ops.get_tool_call(conn, self.scope, call_id, conversation_id)
 
@@ -325,6 +342,7 @@ class ConversationStore(StoreBase):
         by call id). ``page.next_cursor`` is None on the last page; otherwise pass it back as
         ``cursor`` (with the same filters) for the next one. ``limit=None`` returns every
         match at once (in memory: mind a large namespace)."""
+        self._check_lookup(call_id=call_id, name=name)
         with self._connect() as conn:
             return ops.find_tool_calls(conn, self.scope, name=name, status=status, call_id=call_id,
                                        conversation_id=conversation_id, limit=limit, cursor=cursor)

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from ..errors import FormatDetectionError, UnknownFormatError
+from ..errors import ConvstoreError, FormatDetectionError, InputError, UnknownFormatError
 from ..gcpause import paused_gc
+from ..limits import check_input
 from ..model import Message
 from . import (
     agent_framework,
@@ -87,13 +88,27 @@ def read(data: Any, format: str) -> list[Message]:
     if format == "auto":
         format = detect(data)
     fmt = get_format(format)
-    return fmt.to_canonical(data)
+    check_input(data, fmt.name)
+    try:
+        return fmt.to_canonical(data)
+    except (RecursionError, ValueError, UnicodeError, OverflowError) as exc:
+        raise _input_error(exc, f"cannot read {fmt.name} input") from None
 
 
 def write(messages: list[Message], format: str, *, strict: bool = False) -> tuple[Any, Losses]:
     """Canonical messages in ``format``, with what could not be expressed there."""
     losses = Losses(format, strict)
-    return get_format(format).from_canonical(messages, losses), losses
+    try:
+        return get_format(format).from_canonical(messages, losses), losses
+    except (RecursionError, ValueError, UnicodeError, OverflowError) as exc:
+        raise _input_error(exc, f"cannot write {format}") from None
+
+
+def _input_error(exc: Exception, doing: str) -> ConvstoreError:
+    """An adapter's stray exception as one of ours (our own pass through untouched)."""
+    if isinstance(exc, ConvstoreError):
+        return exc
+    return InputError(f"{doing}: {' '.join(str(exc).split())[:300] or type(exc).__name__}")
 
 
 def convert(messages: Any, *, from_: str, to: str, strict: bool = False,

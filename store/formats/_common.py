@@ -14,6 +14,7 @@ import orjson
 import pydantic
 
 from ..errors import LossError, SchemaError
+from ..limits import MAX_DEPTH, json_problem
 
 _TYPE_LABEL = re.compile(r"^(str|int|float|bool|none|dict|list|bytes)$|[\[\]]|^function-")
 
@@ -103,13 +104,17 @@ def message_list(data: Any, format: str) -> list[Any]:
 def parse_json(raw: str) -> tuple[Any, str | None]:
     """Parse tool-call arguments: ``(value, None)`` or ``(None, why it failed)``."""
     try:
-        return orjson.loads(raw), None
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        pass
-    try:  # orjson refuses what json accepts: integers beyond 64 bits, NaN
-        return json.loads(raw), None
-    except (ValueError, RecursionError) as exc:
-        return None, f"arguments are not valid JSON: {exc}"
+        try:  # orjson refuses what json accepts: integers beyond 64 bits, NaN
+            value = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            return None, f"arguments are not valid JSON: {exc}"
+    # Too deep to write back in every format: kept as the text it came as. Counting
+    # brackets first spares the check to all but the rare deep value.
+    if raw.count("[") + raw.count("{") > MAX_DEPTH and (why := json_problem(value)) is not None:
+        return None, f"arguments are kept as text only: {why}"
+    return value, None
 
 
 def dump_json(value: Any) -> str:
