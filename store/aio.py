@@ -136,15 +136,19 @@ class AsyncConversationStore(StoreBase):
         await self.close()
 
     @asynccontextmanager
-    async def _connection(self, write: bool) -> AsyncIterator[AsyncConnection]:
+    async def _connection(self, write: bool, one_statement: bool = False) -> AsyncIterator[AsyncConnection]:
         await self.open()
         with db.database_errors(self.engine.sync_engine):
             async with self.engine.connect() as conn:
                 try:
-                    options = {"convstore_write": True} if write else db.read_options(conn.dialect)
+                    one = one_statement and db.one_statement_options(conn.dialect)
+                    options = {"convstore_write": True} if write else one or db.read_options(conn.dialect)
                     conn = await conn.execution_options(**options)
-                    async with conn.begin():
+                    if one:  # autocommit: no transaction to begin
                         yield conn
+                    else:
+                        async with conn.begin():
+                            yield conn
                 except BaseException as exc:
                     if isinstance(exc, Exception) and not _being_cancelled():
                         raise
@@ -277,7 +281,7 @@ class AsyncConversationStore(StoreBase):
 
     async def get_tool_call(self, call_id: str, conversation_id: str | None = None) -> ToolCallRecord:
         self._check_lookup(call_id=call_id)
-        return await self._run(False, ops.get_tool_call, call_id, conversation_id)
+        return await self._lookup(ops.get_tool_call, call_id, conversation_id)
 
     async def find_tool_calls(self, *, name: str | None = None, status: ToolStatus | None = None,
                               call_id: str | None = None, conversation_id: str | None = None,
@@ -285,8 +289,16 @@ class AsyncConversationStore(StoreBase):
                               cursor: str | None = None) -> Page[ToolCallRecord]:
         """One page of the matching tool calls; see :meth:`store.ConversationStore.find_tool_calls`."""
         self._check_lookup(call_id=call_id, name=name)
-        return await self._run(False, ops.find_tool_calls, name=name, status=status, call_id=call_id,
-                               conversation_id=conversation_id, limit=limit, cursor=cursor)
+        return await self._lookup(ops.find_tool_calls, name=name, status=status, call_id=call_id,
+                                  conversation_id=conversation_id, limit=limit, cursor=cursor)
+
+    async def _lookup(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """A read that is usually one statement: see ``ConversationStore._lookup``."""
+        try:
+            async with self._connection(False, one_statement=True) as conn:
+                return await conn.run_sync(fn, self.scope, *args, **kwargs)
+        except ops.SnapshotNeeded:
+            return await self._run(False, fn, *args, **kwargs)
 
 
 def _being_cancelled() -> bool:

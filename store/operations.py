@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from . import rows
 from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, block_from_row, blob_refs, from_utc, messages_from_rows
 from .errors import AmbiguousToolCallError, ConversationNotFoundError, InputError, ToolCallNotFoundError
+from .db import ONE_STATEMENT
 from .limits import Limits
 from .prepared import Prepared
 from .model import Conversation, Message, Page, ToolCallRecord, ToolStatus
@@ -429,6 +430,15 @@ def _conversations_with_call(conn: sa.Connection, scope: Scope, call_id: str) ->
     ).scalars())
 
 
+class SnapshotNeeded(Exception):
+    """A read begun as one statement needs another (a result's binary payloads): the
+    caller runs it again in a snapshot (see ``db.one_statement_options``)."""
+
+
+def _uses_blobs(block_row: Sequence[Any]) -> bool:  # a row in BLOCK_COLUMNS order
+    return bool(block_row[5] or (block_row[0] == "tool_result" and block_row[6] and blob_refs(block_row[6])))
+
+
 DEFAULT_PAGE = 100
 """Records a page of ``find_tool_calls`` holds unless the caller says otherwise."""
 
@@ -463,6 +473,8 @@ def find_tool_calls(conn: sa.Connection, scope: Scope, *, name: str | None = Non
     if more:
         rows = rows[:limit]
     results = [tuple(r[f"r_{name}"] for name in BLOCK_COLUMNS) for r in rows]
+    if conn.get_execution_options().get(ONE_STATEMENT) and any(_uses_blobs(b) for b in results):
+        raise SnapshotNeeded
     blobs: dict[str, bytes] = {}
     for cid in {r["conversation_id"] for r in rows}:
         blobs.update(_blobs(conn, cid, [b for r, b in zip(rows, results) if r["conversation_id"] == cid]))

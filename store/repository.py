@@ -182,6 +182,19 @@ class ConversationStore(StoreBase):
             with conn.begin():
                 yield conn
 
+    def _lookup(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(connection, scope, *args)``, a read that is usually one statement: without a
+        transaction's round trips where that saves them, else (or when it needs a second
+        statement after all) in a snapshot (see ``db.one_statement_options``)."""
+        if (options := db.one_statement_options(self.engine.dialect)) is not None:
+            try:
+                with db.database_errors(self.engine), self.engine.connect() as conn:
+                    return fn(conn.execution_options(**options), self.scope, *args, **kwargs)
+            except ops.SnapshotNeeded:
+                pass
+        with self._connect() as conn:
+            return fn(conn, self.scope, *args, **kwargs)
+
     # --- writes ------------------------------------------------------------------
 
     def save(self, messages: Any, format: str | None = None, *, title: str | None = None,
@@ -330,8 +343,7 @@ class ConversationStore(StoreBase):
         Without ``conversation_id`` the id must be unique in the namespace.
         """
         self._check_lookup(call_id=call_id)
-        with self._connect() as conn:
-            return ops.get_tool_call(conn, self.scope, call_id, conversation_id)
+        return self._lookup(ops.get_tool_call, call_id, conversation_id)
 
     def find_tool_calls(self, *, name: str | None = None, status: ToolStatus | None = None,
                         call_id: str | None = None, conversation_id: str | None = None,
@@ -343,6 +355,5 @@ class ConversationStore(StoreBase):
         ``cursor`` (with the same filters) for the next one. ``limit=None`` returns every
         match at once (in memory: mind a large namespace)."""
         self._check_lookup(call_id=call_id, name=name)
-        with self._connect() as conn:
-            return ops.find_tool_calls(conn, self.scope, name=name, status=status, call_id=call_id,
-                                       conversation_id=conversation_id, limit=limit, cursor=cursor)
+        return self._lookup(ops.find_tool_calls, name=name, status=status, call_id=call_id,
+                            conversation_id=conversation_id, limit=limit, cursor=cursor)

@@ -140,8 +140,8 @@ class Interleave:
     """Runs ``write()`` once, just before the ``at``-th statement of the next read on
     ``engine``: a write landing in the middle of a read, without timing luck."""
 
-    def __init__(self, engine: sa.Engine, write, at: int = 2) -> None:
-        self.write, self.at, self.seen, self.done = write, at, 0, False
+    def __init__(self, engine: sa.Engine, write, at: int = 2, before: str | None = None) -> None:
+        self.write, self.at, self.seen, self.done, self.before = write, at, 0, False, before
         self.engine = engine
         sa.event.listen(engine, "before_cursor_execute", self._on_execute)
 
@@ -149,7 +149,7 @@ class Interleave:
         if self.done or statement.lstrip().upper().startswith(("BEGIN", "PRAGMA", "SET", "SELECT @@")):
             return
         self.seen += 1
-        if self.seen == self.at:
+        if (self.before in statement) if self.before else self.seen == self.at:
             self.done = True
             self.write()
 
@@ -199,7 +199,8 @@ def test_a_tool_call_lookup_is_one_snapshot(store, writer):
         Message(role="tool", content=[ToolResultBlock(call_id="call_img", output=[
             TextBlock(text="here"), ImageBlock(data=base64.b64decode(PNG), media_type="image/png")])]),
     ], format="canonical")
-    interleave = Interleave(store.engine, lambda: writer.truncate(cid, 0))
+    # Just before the binary payloads are read (a lookup's second statement, if it has one).
+    interleave = Interleave(store.engine, lambda: writer.truncate(cid, 0), before="blobs")
     try:
         record = store.get_tool_call("call_img")
     finally:
