@@ -15,13 +15,19 @@ from rich.console import Console
 
 import sqlalchemy as sa
 
+try:  # typer >= 0.29 vendors click; older releases use click itself
+    from typer._click.exceptions import ClickException, UsageError
+except ImportError:  # pragma: no cover
+    from click.exceptions import ClickException, UsageError
+
 from . import db, io, render
-from .errors import ConvstoreError, InputError
+from .errors import AmbiguousToolCallError, ConvstoreError, InputError
 from .formats import FORMATS, Loss, convert as convert_messages, detect, read
 from .operations import DEFAULT_PAGE
 from .repository import DEFAULT_NAMESPACE, ConversationStore
 
 DEFAULT_DB = "sqlite:///convstore.db"
+_FORMAT_NAMES = ", ".join(FORMATS)
 
 app = typer.Typer(
     name="convstore",
@@ -79,15 +85,29 @@ def _emit(value: Any, output: Optional[Path]) -> None:
     text = io.dumps(value)
     if output is None:
         sys.stdout.write(text + "\n")
-    else:
+        return
+    with _writable(output):
         output.write_text(text + "\n", encoding="utf-8")
+
+
+@contextmanager
+def _writable(output: Path) -> Iterator[None]:
+    """Writing ``output``: a missing folder or a refused write is the user's to fix, in one line."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise InputError(f"{output}: no such directory {str(output.parent)!r}") from None
+    except IsADirectoryError:
+        raise InputError(f"{output}: is a directory, not a file") from None
+    except OSError as exc:
+        raise InputError(f"{output}: {exc.strerror or exc}") from None
 
 
 @app.command("import")
 def import_(
     ctx: typer.Context,
     files: list[str] = typer.Argument(..., help="JSON, JSON Lines, or - for standard input."),
-    format: str = typer.Option("auto", "--format", "-f", help="Format name, or auto to detect it."),
+    format: str = typer.Option("auto", "--format", "-f", help=f"Format: auto (detect it), {_FORMAT_NAMES}."),
     conversation: Optional[str] = typer.Option(None, "--conversation", "-c", help="Append to this conversation."),
     title: Optional[str] = typer.Option(None, help="Title of the new conversation."),
 ) -> None:
@@ -100,11 +120,13 @@ def import_(
     if len(files) == 1 and (stream := io.stream_json_lines(files[0])) is not None:
         _import_stream(ctx, files[0], *stream, format=format, conversation=conversation, title=title)
         return
+    if format == "auto" and conversation:
+        format = _stored_format(ctx, conversation)
     batches = []
     for name in files:
-        data = io.load(name)
+        data = io.single_message_as_list(io.load(name))
         try:
-            batches.append((name, read(data, format if format != "auto" else _detect(data, name))))
+            batches.append((name, read(data, format if format != "auto" else detect(data))))
         except ConvstoreError as exc:
             raise InputError(f"{_display(name)}: {exc}") from None
     total = sum(len(messages) for _, messages in batches)
@@ -122,6 +144,8 @@ def import_(
 
 def _import_stream(ctx: typer.Context, name: str, total: int, messages: Iterator[Any], *, format: str,
                    conversation: Optional[str], title: Optional[str]) -> None:
+    if format == "auto" and conversation:
+        format = _stored_format(ctx, conversation)
     if format == "auto":  # detected on the first lines, so the conversation records it
         head = list(islice(messages, 1000))
         format, messages = _detect(head, name), chain(head, messages)
@@ -135,6 +159,12 @@ def _import_stream(ctx: typer.Context, name: str, total: int, messages: Iterator
         except InputError as exc:
             raise InputError(f"{_display(name)}: {exc}") from None
     out.print(cid, highlight=False)
+
+
+def _stored_format(ctx: typer.Context, conversation: str) -> str:
+    """Appending with --format auto: the format the conversation was stored in, if it says."""
+    with ctx.obj.store() as s:
+        return s.info(conversation).source_format or "auto"
 
 
 def _display(name: str) -> str:
@@ -152,7 +182,7 @@ def _detect(data: Any, name: str) -> str:
 def export(
     ctx: typer.Context,
     conversation_id: str = typer.Argument(...),
-    format: str = typer.Option(..., "--format", "-f", help="Target format."),
+    format: str = typer.Option(..., "--format", "-f", help=f"Target format: {_FORMAT_NAMES}."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of standard output."),
     last: Optional[int] = typer.Option(None, help="Only the recent window of at least N messages."),
     strict: bool = typer.Option(False, help="Fail instead of dropping what the format cannot express."),
@@ -190,15 +220,17 @@ def _binary_out(output: Optional[Path]) -> Iterator[Any]:
         yield sys.stdout.buffer
         sys.stdout.buffer.flush()
         return
-    with open(output, "wb") as f:
+    with _writable(output):
+        f = open(output, "wb")
+    with f:
         yield f
 
 
 @app.command()
 def convert(
     file: str = typer.Argument(..., help="JSON, JSON Lines, or - for standard input."),
-    from_: str = typer.Option("auto", "--from", help="Source format, or auto."),
-    to: str = typer.Option(..., "--to", help="Target format."),
+    from_: str = typer.Option("auto", "--from", help=f"Source format: auto, {_FORMAT_NAMES}."),
+    to: str = typer.Option(..., "--to", help=f"Target format: {_FORMAT_NAMES}."),
     output: Optional[Path] = typer.Option(None, "--output", "-o"),
     strict: bool = typer.Option(False, help="Fail instead of dropping what the format cannot express."),
 ) -> None:
@@ -220,7 +252,10 @@ def tool_call(
 ) -> None:
     """Show a tool call by id: arguments, status, result and where it happened."""
     with ctx.obj.store() as s:
-        record = s.get_tool_call(call_id, conversation_id=conversation)
+        try:
+            record = s.get_tool_call(call_id, conversation_id=conversation)
+        except AmbiguousToolCallError as exc:
+            raise AmbiguousToolCallError(exc.call_id, exc.conversation_ids, choose="--conversation ID") from None
     if json:
         _emit(record.model_dump(mode="json"), None)
     else:
@@ -249,7 +284,7 @@ def tool_calls(
     if json:
         _emit([r.model_dump(mode="json") for r in records], None)
     else:
-        out.print(render.tool_call_table(records))
+        render.tool_call_table(records, out)
     if records.next_cursor is not None:
         err.print(f"next page: --cursor {records.next_cursor}", highlight=False)
 
@@ -262,7 +297,7 @@ def list_(ctx: typer.Context, json: bool = typer.Option(False, "--json")) -> Non
     if json:
         _emit([i.model_dump(mode="json") for i in infos], None)
     else:
-        out.print(render.conversation_table(infos))
+        render.conversation_table(infos, out)
 
 
 @app.command()
@@ -316,15 +351,30 @@ def db_downgrade(ctx: typer.Context, revision: str = typer.Argument(..., help="T
 
 
 def run() -> None:
-    """Console entry point: library errors become one line on standard error and exit status 1."""
+    """Console entry point: every error is one line on standard error, never a traceback:
+    usage mistakes exit 2, library errors 1, an interrupt 130."""
     try:
-        app()
+        code = app(standalone_mode=False)  # an interrupt comes back as exit code 130, not an exception
+        if code == 130:
+            raise KeyboardInterrupt
+        if isinstance(code, int):
+            sys.exit(code)
+    except UsageError as exc:
+        where = " ".join(["convstore", *exc.ctx.command_path.split()[1:]]) if exc.ctx is not None else "convstore"
+        hint = f" (see `{where} --help`)"
+        err.print(f"[red]error:[/] {exc.format_message()}{hint}", highlight=False)
+        sys.exit(2)
     except ConvstoreError as exc:
         err.print(f"[red]error:[/] {exc}", highlight=False)
         sys.exit(1)
-    except KeyboardInterrupt:
-        err.print("interrupted")
+    except (KeyboardInterrupt, typer.Abort):
+        err.print("interrupted: nothing more was written (a write under way was undone)")
         sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except ClickException as exc:
+        err.print(f"[red]error:[/] {exc.format_message()}", highlight=False)
+        sys.exit(exc.exit_code)
     except Exception as exc:  # a bug of ours: still one line, the traceback on request
         if os.environ.get("CONVSTORE_DEBUG"):
             raise

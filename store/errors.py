@@ -89,12 +89,12 @@ class ToolCallNotFoundError(NotFoundError):
 
 
 class AmbiguousToolCallError(ConvstoreError):
-    def __init__(self, call_id: str, conversation_ids: Sequence[str]) -> None:
+    def __init__(self, call_id: str, conversation_ids: Sequence[str], choose: str = "conversation_id") -> None:
         self.call_id = call_id
         self.conversation_ids = list(conversation_ids)
         super().__init__(
             f"tool call id {call_id!r} occurs in {len(conversation_ids)} conversations "
-            f"({', '.join(conversation_ids[:5])}); pass conversation_id to choose one"
+            f"({', '.join(conversation_ids[:5])}); pass {choose} to choose one"
         )
 
 

@@ -82,6 +82,14 @@ def _json_lines_of(path: str) -> Iterator[Any]:
                 raise InputError(f"{path}: invalid JSON Lines at line {number}, column {exc.colno}: {exc.msg}") from None
 
 
+def single_message_as_list(data: Any) -> Any:
+    """A lone JSON object that is not a whole conversation (no ``messages`` list) is one
+    message: a file, or one line of JSON Lines on standard input."""
+    if isinstance(data, dict) and not isinstance(data.get("messages"), list):
+        return [data]
+    return data
+
+
 def load(path: str) -> Any:
     return parse(read_text(path), "standard input" if path == "-" else path)
 

@@ -62,20 +62,43 @@ def tool_call(record: ToolCallRecord) -> Table:
     return grid
 
 
-def tool_call_table(records: list[ToolCallRecord]) -> Table:
-    table = Table("call id", "tool", "status", "arguments", "conversation", "msg", title=f"{len(records)} tool calls")
-    for r in records:
-        table.add_row(r.call_id, r.name, Text(r.status, style=STATUS_STYLE[r.status]),
-                      _short(r.arguments if r.arguments is not None else r.arguments_raw, 30),
-                      r.conversation_id[:13] + "…", str(r.call_position))
-    return table
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def conversation_table(infos: list[Any]) -> Table:
-    table = Table("id", "title", "format", "messages", "updated", title=f"{len(infos)} conversations")
-    for i in infos:
-        table.add_row(i.id, i.title or "", i.source_format or "", str(i.message_count), f"{i.updated_at:%Y-%m-%d %H:%M}")
-    return table
+def _table(console: Console, title: str, headers: tuple[str, ...], rows: list[tuple[Any, ...]], ids: int) -> None:
+    """A table on a terminal, with the first ``ids`` columns never cut (ids are for copying);
+    tab-separated lines when output is piped, so scripts and narrow pipes get every id whole."""
+    if not console.is_terminal:
+        console.file.write("\t".join(headers) + "\n")
+        for row in rows:
+            console.file.write("\t".join(str(v).replace("\t", " ").replace("\n", " ") for v in row) + "\n")
+        return
+    table = Table(title=title)
+    for index, header in enumerate(headers):
+        if index < ids:
+            width = max([len(header), *(len(str(row[index])) for row in rows)])
+            table.add_column(header, no_wrap=True, min_width=width)
+        else:
+            table.add_column(header)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+
+
+def tool_call_table(records: list[ToolCallRecord], console: Console) -> None:
+    rows = [(r.call_id, r.conversation_id, r.name, Text(r.status, style=STATUS_STYLE[r.status]),
+             _short(r.arguments if r.arguments is not None else r.arguments_raw, 30), str(r.call_position))
+            for r in records]
+    headers = ("call id", "conversation", "tool", "status", "arguments", "msg")
+    _table(console, plural(len(records), "tool call"), headers, rows, ids=2)
+
+
+def conversation_table(infos: list[Any], console: Console) -> None:
+    rows = [(i.id, i.title or "", i.source_format or "", str(i.message_count), f"{i.updated_at:%Y-%m-%d %H:%M}")
+            for i in infos]
+    headers = ("id", "title", "format", "messages", "updated")
+    _table(console, plural(len(infos), "conversation"), headers, rows, ids=1)
 
 
 def _size(n: int) -> str:
@@ -111,6 +134,7 @@ def _body(msg: Message, results: dict[str, ToolResultBlock]) -> list[Any]:
         elif block.kind == "tool_call":
             result = results.get(block.call_id)
             line = Text(f"→ {block_summary(block)}", style="bold")
+            line.append(f"  [{block.call_id}]", style="dim")
             if result is not None:
                 line.append(f"\n  ⇐ {_short(_output(result.output), 200)}", style="red" if result.is_error else "")
             parts.append(line)
@@ -123,7 +147,7 @@ def conversation(conv: Conversation, console: Console) -> None:
     """Each message as a panel: role and author, text, reasoning, tool calls with their results."""
     results = {b.call_id: b for m in conv.messages for b in m.content if isinstance(b, ToolResultBlock)}
     calls = {b.call_id for m in conv.messages for b in m.content if b.kind == "tool_call"}
-    console.print(Text(f"{conv.title or conv.id}  ({len(conv.messages)} messages)", style="bold"))
+    console.print(Text(f"{conv.title or conv.id}  ({plural(len(conv.messages), 'message')})", style="bold"))
     for index, msg in enumerate(conv.messages):
         body = _body(msg, results)
         # Results already shown under their call need no panel of their own.

@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CONVSTORE = Path(sys.executable).with_name("convstore")
 
 
-def run(*args, db=None, input=None, cwd=None):
-    env = {k: v for k, v in os.environ.items() if k != "CONVSTORE_DB"}
+def run(*args, db=None, input=None, cwd=None, env=None):
+    env = {**{k: v for k, v in os.environ.items() if k != "CONVSTORE_DB"}, **(env or {})}
     cmd = [str(CONVSTORE), *(["--db", db] if db else []), *args]
     return subprocess.run(cmd, capture_output=True, text=True, input=input, cwd=cwd, env=env, timeout=120)
 
@@ -29,7 +29,7 @@ def test_readme_commands_are_the_ci_ones():
 
 
 def test_demo_runs_on_a_clean_directory(tmp_path):
-    result = run("demo", cwd=tmp_path)
+    result = run("demo", cwd=tmp_path, env={"TMPDIR": str(tmp_path)})  # its database stays, for exploring
     assert result.returncode == 0, result.stderr
     assert "looked up tool call" in result.stdout and "replayed" in result.stdout
     assert "Traceback" not in result.stderr
