@@ -1,4 +1,4 @@
-"""Conformance checker for the ``agent-framework`` format; runs under the isolated venv conf-maf.
+"""Conformance checker for the ``agent-framework`` format; runs under the isolated venv int-agent-framework.
 
 Reads ``{case_id: exported_value}`` (JSON) on stdin and writes ``{case_id: [error, ...]}``
 on stdout; an empty list means the value is a list of messages that

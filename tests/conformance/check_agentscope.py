@@ -1,4 +1,4 @@
-"""Conformance checker for the ``agentscope`` format (AgentScope 1.x); runs under conf-agentscope1.
+"""Conformance checker for the ``agentscope`` format (AgentScope 1.x); runs under int-agentscope1.
 
 Reads ``{case_id: exported_value}`` (JSON) on stdin and writes ``{case_id: [error, ...]}``
 on stdout; an empty list means the value is a list of messages that agentscope 1.0.21

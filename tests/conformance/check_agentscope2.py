@@ -1,4 +1,4 @@
-"""Conformance checker for the ``agentscope2`` format; runs under the isolated venv conf-agentscope.
+"""Conformance checker for the ``agentscope2`` format; runs under the isolated venv int-agentscope.
 
 Reads ``{case_id: exported_value}`` (JSON) on stdin and writes ``{case_id: [error, ...]}``
 on stdout; an empty list means the value is a list of messages that AgentScope 2.x

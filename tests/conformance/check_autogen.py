@@ -1,4 +1,4 @@
-"""Conformance checker for the ``autogen`` format; runs under the isolated venv conf-autogen.
+"""Conformance checker for the ``autogen`` format; runs under the isolated venv int-autogen.
 
 Reads ``{case_id: exported_value}`` (JSON) on stdin and writes ``{case_id: [error, ...]}``
 on stdout; an empty list means the value is a list of AgentChat messages and events

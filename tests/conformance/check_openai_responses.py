@@ -1,4 +1,4 @@
-"""Conformance checker for the ``openai-responses`` format; runs under the isolated venv conf-openai.
+"""Conformance checker for the ``openai-responses`` format; runs under the isolated venv int-openai-agents.
 
 Reads ``{case_id: exported_value}`` (JSON) on stdin and writes ``{case_id: [error, ...]}``
 on stdout; an empty list means the value is a list of Responses input items that the real

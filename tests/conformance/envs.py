@@ -1,8 +1,9 @@
 """Where the conformance harness finds things, and the isolated venvs it runs checkers in.
 
-Each format's checker (``tests/conformance/check_<mod>.py``) runs under a venv of its
-own that holds the real framework package, pinned in ``tests/conformance/pins/<env>.txt``
-and built in ``<repo>/.conformance/<env>`` (gitignored) on first use; a stamp file (the
+Each format's checker (``tests/conformance/check_<mod>.py``) runs under a venv that
+holds the real framework package: the integration suite's venv of that framework where
+there is one (``tests/integrations/pins/int-*.txt``), else one of its own
+(``tests/conformance/pins/conf-*.txt``). Venvs are built in ``<repo>/.conformance/<env>`` (gitignored) on first use; a stamp file (the
 hash of the pins) makes that happen once per machine. The core package never sees
 these venvs.
 """
@@ -45,18 +46,21 @@ class Checker:
 
 
 CHECKERS: dict[str, Checker] = {
-    "openai": Checker("conf-openai", "check_openai.py"),
-    "openai-responses": Checker("conf-openai", "check_openai_responses.py"),
-    "anthropic": Checker("conf-openai", "check_anthropic.py"),
+    "openai": Checker("int-openai-agents", "check_openai.py"),
+    "openai-responses": Checker("int-openai-agents", "check_openai_responses.py"),
+    "anthropic": Checker("int-openai-agents", "check_anthropic.py"),
     "qwen": Checker("conf-qwen", "check_qwen.py"),
-    "autogen": Checker("conf-autogen", "check_autogen.py"),
-    "autogen-core": Checker("conf-autogen", "check_autogen_core.py"),
-    "agentscope": Checker("conf-agentscope1", "check_agentscope.py"),
-    "agentscope2": Checker("conf-agentscope", "check_agentscope2.py"),
-    "agent-framework": Checker("conf-maf", "check_agent_framework.py"),
+    "autogen": Checker("int-autogen", "check_autogen.py"),
+    "autogen-core": Checker("int-autogen", "check_autogen_core.py"),
+    "agentscope": Checker("int-agentscope1", "check_agentscope.py"),
+    "agentscope2": Checker("int-agentscope", "check_agentscope2.py"),
+    "agent-framework": Checker("int-agent-framework", "check_agent_framework.py"),
     "docent": Checker("conf-docent", "check_docent.py"),
 }
-"""Format name -> the venv and script that check values exported in that format."""
+"""Format name -> the venv and script that check values exported in that format.
+
+A checker runs in an integration suite's venv wherever that venv holds its framework
+(pins are supersets), so one machine builds seven venvs, not twelve."""
 
 
 class EnvBuildError(RuntimeError):
@@ -228,8 +232,9 @@ def _ensure(env: str) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m tests.conformance.envs [env ...]``: build (or verify) envs, all by default."""
-    names = argv or sorted({c.env for c in CHECKERS.values()})
+    """``python -m tests.conformance.envs [env ...]``: build (or verify) envs, all by default
+(the checkers' and the integration suites')."""
+    names = argv or sorted({c.env for c in CHECKERS.values()} | {p.stem for d in PIN_DIRS for p in d.glob("*.txt")})
     failed = 0
     for env in names:
         started = time.monotonic()

@@ -1,8 +1,8 @@
 """Build ``tests/fixtures/agent-framework.json`` with agent-framework-core's own classes.
 
-Runs under the isolated venv conf-maf (agent-framework-core 1.23.0):
+Runs under the isolated venv int-agent-framework (agent-framework-core 1.23.0):
 
-    .conformance/conf-maf/bin/python tests/conformance/make_agent_framework.py
+    .conformance/int-agent-framework/bin/python tests/conformance/make_agent_framework.py
 
 Every message is an ``agent_framework.Message`` built from ``Content.from_*``
 constructors and serialized with ``Message.to_dict()``, so the fixture is what the

@@ -1,8 +1,8 @@
 """Build ``tests/fixtures/agentscope.json`` with AgentScope 1.x's own classes.
 
-Runs under the isolated venv conf-agentscope1 (agentscope 1.0.21):
+Runs under the isolated venv int-agentscope1 (agentscope 1.0.21):
 
-    .conformance/conf-agentscope1/bin/python tests/conformance/make_agentscope.py
+    .conformance/int-agentscope1/bin/python tests/conformance/make_agentscope.py
 
 Every message is an ``agentscope.message.Msg`` whose content is a string or a list of
 the package's block TypedDicts (``TextBlock``, ``ThinkingBlock``, ``ImageBlock`` /

@@ -2,7 +2,7 @@
 
 Run under the isolated venv that holds agentscope 2.x::
 
-    .conformance/conf-agentscope/bin/python tests/conformance/make_agentscope2.py
+    .conformance/int-agentscope/bin/python tests/conformance/make_agentscope2.py
 
 The conversation is a ReAct run as AgentScope 2.x stores it: tool results sit in
 the assistant ``Msg`` that holds their calls, several reasoning-acting iterations

@@ -1,4 +1,4 @@
-"""Writes tests/fixtures/anthropic.json with the real ``anthropic`` SDK (conf-openai venv).
+"""Writes tests/fixtures/anthropic.json with the real ``anthropic`` SDK (int-openai-agents venv).
 
 The conversation is built from the SDK's own request types (``TextBlockParam``,
 ``ImageBlockParam``, ``DocumentBlockParam``, ``ToolResultBlockParam``, ...), with the
@@ -12,7 +12,7 @@ sources, with title, context and citations), thinking with its signature,
 redacted_thinking, tool_use, tool_result (string content, block content, is_error)
 and text with citations. Fixed ids and data keep it deterministic.
 
-    .conformance/conf-openai/bin/python tests/conformance/make_anthropic.py
+    .conformance/int-openai-agents/bin/python tests/conformance/make_anthropic.py
 """
 
 from __future__ import annotations

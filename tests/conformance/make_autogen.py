@@ -1,8 +1,8 @@
 """Builds tests/fixtures/autogen.json and tests/fixtures/autogen-core.json with the real packages.
 
-Run under the isolated venv that holds autogen-agentchat and autogen-core (conf-autogen):
+Run under the isolated venv that holds autogen-agentchat and autogen-core (int-autogen):
 
-    .conformance/conf-autogen/bin/python tests/conformance/make_autogen.py
+    .conformance/int-autogen/bin/python tests/conformance/make_autogen.py
 
 ``autogen.json`` is an AgentChat transcript holding every message and event type
 (each written with its own ``dump()``); ``autogen-core.json`` is a model context

@@ -1,4 +1,4 @@
-"""Writes tests/fixtures/openai-responses.json with the real ``openai`` SDK (conf-openai venv).
+"""Writes tests/fixtures/openai-responses.json with the real ``openai`` SDK (int-openai-agents venv).
 
 The conversation is what an OpenAI Agents SDK Session holds after a few turns: the
 caller's input items built from the SDK's own request types (``EasyInputMessageParam``,
@@ -18,7 +18,7 @@ outputs, arguments that are not JSON, a custom tool call and its output, and ite
 convstore keeps whole (web_search_call, file_search_call, item_reference). Fixed ids and
 data keep it deterministic.
 
-    .conformance/conf-openai/bin/python tests/conformance/make_openai_responses.py
+    .conformance/int-openai-agents/bin/python tests/conformance/make_openai_responses.py
 """
 
 from __future__ import annotations
