@@ -10,11 +10,15 @@ format::
     from store.integrations.openai_agents import ConvstoreSession
     result = await Runner.run(agent, "Hi", session=ConvstoreSession("sqlite:///memory.db", "user-42"))
 
-It is a drop-in replacement for the SDK's ``SQLiteSession``: the same methods, the
-same ``session_settings`` (``SessionSettings(limit=N)``: the model sees the newest N
-items) and the same results, on SQLite, PostgreSQL or MariaDB/MySQL. One difference:
-convstore links each call to its output by call id, so an id is used once per session;
-a batch that reuses one is refused whole (``DuplicateToolCallError``).
+It is a drop-in replacement for the SDK's ``SQLiteSession`` and ``SQLAlchemySession``:
+the same methods, the same ``session_settings`` (``SessionSettings(limit=N)`` or
+``{"limit": N}``: the model sees the newest N items; an unknown key is the SDK's
+``TypeError``), ``from_url(session_id, url=...)``, writes that finish even when the
+caller is cancelled, and the same results, on SQLite, PostgreSQL or MariaDB/MySQL.
+Their table-name, ``create_tables`` and ``ensure_ascii`` options have no meaning here
+(convstore owns its schema and creates it when missing). One difference: convstore
+links each call to its output by call id, so an id is used once per session; a batch
+that reuses one is refused whole (``DuplicateToolCallError``).
 
 Requires ``pip install 'convstore[openai-agents]'``.
 """
@@ -22,11 +26,13 @@ Requires ``pip install 'convstore[openai-agents]'``.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from agents.items import TResponseInputItem
 from agents.memory import SessionABC, SessionSettings
+from agents.memory.session_settings import coerce_session_settings, resolve_session_limit
 
 from ..aio import AsyncConversationStore
 from ..formats import write
@@ -35,12 +41,31 @@ from . import LoopLock, async_store
 __all__ = ["FORMAT", "ConvstoreSession"]
 
 FORMAT = "openai-responses"
+T = TypeVar("T")
 
 
 def _settings(value: SessionSettings | dict[str, Any] | None) -> SessionSettings:
-    if value is None:
-        return SessionSettings()
-    return value if isinstance(value, SessionSettings) else SessionSettings(**value)
+    # The SDK's own coercion, so a dict with an unknown key or a value of another type is
+    # the TypeError its sessions raise ("Unknown session settings: ..."), not silently kept.
+    return coerce_session_settings(value) if value is not None else SessionSettings()
+
+
+async def _to_the_end(write: Awaitable[T]) -> T:
+    """``write``, finished even if the caller is cancelled meanwhile; the cancellation is
+    raised once it is done. The SDK's sessions do the same, so a run cancelled mid-write
+    never leaves the caller unsure whether the write happened (and its retry doubling it)."""
+    task = asyncio.ensure_future(write)
+    cancelled: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.wait((task,))
+        except asyncio.CancelledError as exc:
+            cancelled = cancelled or exc
+    if cancelled is not None:
+        if not task.cancelled():
+            task.exception()  # seen: the caller hears of the cancellation, not of this
+        raise cancelled
+    return task.result()
 
 
 class ConvstoreSession(SessionABC):
@@ -51,8 +76,9 @@ class ConvstoreSession(SessionABC):
             a database URL, or None for convstore's default database.
         session_id: your key for the conversation; it is created on first use.
         namespace: the tenant, when ``store`` is a URL (a store object brings its own).
-        session_settings: the SDK's ``SessionSettings`` (or a dict of them); its
-            ``limit`` is what ``get_items()`` returns when given no limit.
+        session_settings: the SDK's ``SessionSettings`` (or a dict of them, checked as
+            the SDK checks it); its ``limit`` is what ``get_items()`` returns when given
+            no limit.
 
     Items are stored as the SDK gives them and come back equal, every key and value kept
     (the ``openai-responses`` format), so the SDK's item fingerprints match. convstore
@@ -76,6 +102,13 @@ class ConvstoreSession(SessionABC):
         self._lock = LoopLock()
         """Serializes this object's writes (each is one transaction of the store anyway)."""
 
+    @classmethod
+    def from_url(cls, session_id: str, *, url: str | sa.URL, namespace: str | None = None,
+                 session_settings: SessionSettings | dict[str, Any] | None = None) -> ConvstoreSession:
+        """A session on its own store at ``url``, as ``SQLAlchemySession.from_url``
+        (any convstore URL; ``close()`` closes it)."""
+        return cls(url, session_id, namespace=namespace, session_settings=session_settings)
+
     async def conversation_id(self) -> str:
         """The id of this session's conversation (for the rest of convstore's API)."""
         if self._cid is None:
@@ -92,8 +125,8 @@ class ConvstoreSession(SessionABC):
         model. Everything stays stored; ``store.load(..., last=N)`` gives windows of
         whole messages that keep calls with their results.
         """
-        if limit is None:
-            limit = self.session_settings.limit if self.session_settings is not None else None
+        # as the SDK resolves it: also a dict assigned to session_settings later is checked
+        limit = resolve_session_limit(limit, self.session_settings)
         if limit == 0:
             return []
         cid = await self.conversation_id()
@@ -110,11 +143,14 @@ class ConvstoreSession(SessionABC):
         return items[-limit:]
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
-        """Append ``items`` in one write, all or nothing."""
-        if not items:
-            return
+        """Append ``items`` in one write, all or nothing; a cancelled caller does not
+        interrupt it (it is cancelled once the write is done)."""
+        if items:
+            await _to_the_end(self._add_items(list(items)))
+
+    async def _add_items(self, items: list[TResponseInputItem]) -> None:
         async with self._lock:
-            await self.store.append(await self.conversation_id(), list(items), format=FORMAT)
+            await self.store.append(await self.conversation_id(), items, format=FORMAT)
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove the newest item and return it (None when the session is empty).
@@ -123,16 +159,21 @@ class ConvstoreSession(SessionABC):
         items (a model turn's reasoning and answer, stored as one message), the items
         before the newest one go back in the same transaction, so no other reader or
         writer sees the turn half popped; a stored message that gives no item (written
-        in another format) is removed on the way. A cancelled caller does not interrupt it.
+        in another format) is removed on the way. A cancelled caller does not interrupt it
+        (it is cancelled once the pop is done; the item stays popped).
         """
-        return await asyncio.shield(self._pop_item())
+        return await _to_the_end(self._pop_item())
 
     async def _pop_item(self) -> TResponseInputItem | None:
         async with self._lock:
             return await self.store.pop_item(await self.conversation_id(), format=FORMAT)
 
     async def clear_session(self) -> None:
-        """Remove every item of this session (the conversation itself stays, empty)."""
+        """Remove every item of this session (the conversation itself stays, empty); a
+        cancelled caller does not interrupt it."""
+        await _to_the_end(self._clear_session())
+
+    async def _clear_session(self) -> None:
         async with self._lock:
             await self.store.truncate(await self.conversation_id(), 0)
 

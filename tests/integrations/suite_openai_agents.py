@@ -602,3 +602,8 @@ def test_read_shared():
     check_scenario_items(sent)
     with ConversationStore(URL) as store:
         scenario.check_stored(store, scenario.SHARED_KEY)
+
+
+# --- the constructor's options, cancelled writes, four event loops (a module of their own) --
+
+from .options_openai_agents import *  # noqa: E402,F403 - collected here, in this suite's venv
