@@ -233,3 +233,55 @@ def restore(message: Any, carried: Any) -> Any:
         content.insert(min(item["at"], len(content)), BLOCK.validate_python(item["block"]))
     merged["content"] = content
     return Message.model_validate(merged)
+
+
+# --- what another format's extras hold -----------------------------------------------
+
+SPELLING: dict[str, dict[str, str | None]] = {
+    "openai": {"content": None, "empty_tool_calls": None},
+    "openai-responses": {"content": None},
+    "anthropic": {"content": None, "joined": None, "separate": None, "inline": None, "form": None},
+    "qwen": {"content": None, "reasoning": None, "parts": None},
+    "autogen": {"absent": None, "created_at": "created_at"},
+    "autogen-core": {"content": None, "absent": None},
+    "agentscope": {"content": None, "metadata": None, "continues": None, "grouped": None, "java": None,
+                   "timestamp": "created_at"},
+    "agentscope2": {"part": None, "created_at": "created_at"},
+    "agent-framework": {"role": "source_role", "split": None},
+    "docent": {"content": None, "as_is": None, "metadata": None, "tool_calls": None},
+}
+"""Per format, the keys of its message ``extras`` entry that only say how the source spelled
+what the canonical message holds anyway (string or list content, null or absent, how messages
+were split or joined, a timestamp's exact text): a target that cannot write them back loses
+nothing. A key mapped to a canonical field is spelling only while that field is set (an
+unparsable timestamp is kept as text and is then the only record). Keys not listed count as
+information, so a new note is reported until it is listed here."""
+SPELLING_FIELDS: dict[str, frozenset[str]] = {"openai-responses": frozenset({"type"})}
+"""Per format, unknown source keys (its ``fields`` note) that are spelling: the Responses
+``"type": "message"`` of a typed message item, which the easy form leaves out."""
+_EMPTY = (None, [], {})
+
+
+def lost_extras(msg: Any, target: str) -> list[str]:
+    """The information in ``msg.extras`` of formats other than ``target``, named as a loss report
+    names a field: ``extras.<format>.<key>``, an unknown source key by its own name
+    (``extras.openai.audio``). Spelling notes (:data:`SPELLING`) and keys given as null or
+    empty are no information: an OpenAI ``"content": null`` loses nothing."""
+    lost: list[str] = []
+    for fmt, own in msg.extras.items():
+        if fmt == target:
+            continue
+        if not isinstance(own, dict):
+            lost.append(f"extras.{fmt}")
+            continue
+        spelling = SPELLING.get(fmt, {})
+        for key, value in own.items():
+            if key == "fields" and isinstance(value, dict):
+                skip = SPELLING_FIELDS.get(fmt, frozenset())
+                lost += [f"extras.{fmt}.{k}" for k, v in value.items() if k not in skip and v not in _EMPTY]
+            elif value in _EMPTY or (key in spelling and (spelling[key] is None
+                                                           or getattr(msg, spelling[key]) is not None)):
+                continue
+            else:
+                lost.append(f"extras.{fmt}.{key}")
+    return lost

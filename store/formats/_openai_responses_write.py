@@ -36,7 +36,7 @@ from ..model import (
     UsageBlock,
     VideoBlock,
 )
-from ._common import Losses, b64encode, data_uri, dump_json
+from ._common import Losses, lost_extras, b64encode, data_uri, dump_json
 from .openai_responses import AUDIO_MEDIA_TYPES, DEFAULTS, FAKE_ID, NAME, TEXT_TYPE, summary_of
 
 _AUDIO_FORMATS = {v: k for k, v in AUDIO_MEDIA_TYPES.items()}
@@ -348,5 +348,5 @@ def _report_message_fields(msg: Message, index: int, losses: Losses) -> None:
             losses.add(index, name, detail="Responses items have no such field")
     if msg.metadata:
         losses.add(index, "metadata", detail="Responses items have no such field")
-    for fmt in msg.extras.keys() - {NAME}:
-        losses.add(index, f"extras.{fmt}", detail="fields of another format")
+    for lost in lost_extras(msg, NAME):
+        losses.add(index, lost, detail="a field of another format")

@@ -38,7 +38,7 @@ from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock, HandoffBlock, ImageBlock,
     Message, ReasoningBlock, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock, UsageBlock, VideoBlock,
 )
-from ._common import Losses, b64decode_exact, b64encode, dump_json, message_list, parse_data_uri, unknown_fields, validate
+from ._common import Losses, lost_extras, b64decode_exact, b64encode, dump_json, message_list, parse_data_uri, unknown_fields, validate
 
 NAME = "anthropic"
 
@@ -376,8 +376,8 @@ class _Writer:
         for name in _NOT_IN_ANTHROPIC:
             if getattr(msg, name):
                 self.losses.add(index, name, detail="Anthropic messages have no such field")
-        for fmt in msg.extras.keys() - {NAME}:
-            self.losses.add(index, f"extras.{fmt}", detail="fields of another format")
+        for lost in lost_extras(msg, NAME):
+            self.losses.add(index, lost, detail="a field of another format")
         results = [b for b in msg.content if isinstance(b, ToolResultBlock)]
         rest = [b for b in msg.content if not isinstance(b, ToolResultBlock)]
         role = {"tool": "user", "system": "inline" if own.get("inline") else "system"}.get(msg.role, msg.role)

@@ -37,7 +37,7 @@ from ..model import (
     UsageBlock,
     VideoBlock,
 )
-from ._common import Losses, b64decode_exact, b64encode, dump_json, message_list, parse_json, validate
+from ._common import Losses, b64decode_exact, b64encode, dump_json, lost_extras, message_list, parse_json, validate
 
 NAME = "autogen-core"
 
@@ -355,8 +355,8 @@ class _Writer:
                 self.losses.add(index, field, detail="autogen-core messages have no such field")
         if msg.metadata:
             self.losses.add(index, "metadata", detail="autogen-core messages have no such field")
-        for fmt in msg.extras.keys() - {NAME}:
-            self.losses.add(index, f"extras.{fmt}", detail="fields of another format")
+        for field in lost_extras(msg, NAME):
+            self.losses.add(index, field, detail="a field of another format")
 
     def _texts(self, blocks: list[Block], index: int, where: str) -> list[str]:
         texts = []

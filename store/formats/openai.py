@@ -26,7 +26,7 @@ from ..model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ._common import Losses, message_list, unknown_fields, b64decode_exact, b64encode, data_uri, dump_json, parse_data_uri, parse_json, validate
+from ._common import Losses, lost_extras, message_list, unknown_fields, b64decode_exact, b64encode, data_uri, dump_json, parse_data_uri, parse_json, validate
 
 NAME = "openai"
 
@@ -510,8 +510,8 @@ def _report_message_fields(msg: Message, index: int, losses: Losses) -> None:
             losses.add(index, field, detail="OpenAI messages have no such field")
     if msg.metadata:
         losses.add(index, "metadata", detail="OpenAI messages have no such field")
-    for fmt in msg.extras.keys() - {NAME}:
-        losses.add(index, f"extras.{fmt}", detail="fields of another format")
+    for field in lost_extras(msg, NAME):
+        losses.add(index, field, detail="a field of another format")
 
 
 def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:

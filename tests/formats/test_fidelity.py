@@ -1,0 +1,79 @@
+"""Fidelity gaps found converting real conversations (issue 16, item 5).
+
+Strict mode passes what real frameworks write wherever the target can express it, loss
+reports name the field that is lost, parallel results stay grouped as AutoGen groups
+them, empty call ids get ids where the target needs them, and a result that answers no
+call keeps its place.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from store import FORMATS, convert
+from store.formats import read, write
+
+from ..conformance import envs
+
+# An OpenAI conversation as the SDK writes it: ChatCompletionMessage.model_dump() replayed
+# (content null beside tool calls, refusal/audio/function_call null, annotations empty), and
+# an assistant tool-call message with no content key at all.
+ORDINARY_OPENAI = [
+    {"role": "system", "content": "You are a weather agent."},
+    {"role": "user", "content": "Weather in Kyoto and Paris?"},
+    {"role": "assistant", "content": None, "refusal": None, "annotations": [], "audio": None,
+     "function_call": None, "tool_calls": [
+         {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Kyoto"}'}},
+         {"id": "call_2", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "Sunny, 21C"},
+    {"role": "tool", "tool_call_id": "call_2", "content": "Rain, 12C"},
+    {"role": "assistant", "tool_calls": [
+        {"id": "call_3", "type": "function", "function": {"name": "get_time", "arguments": "{}"}}]},
+    {"role": "tool", "tool_call_id": "call_3", "content": "09:00"},
+    {"role": "assistant", "content": "Kyoto is sunny, Paris rainy; it is 9.", "refusal": None},
+]
+
+# Fixtures written by the real package (tests/conformance/make_<mod>.py), and the targets
+# that keep everything (carried in their extension field) and so must pass strict mode.
+REAL_FIXTURES = sorted(fid for fid, fmt, path in envs.fixtures(set(FORMATS))
+                       if (envs.HERE / f"make_{fmt.replace('-', '_')}.py").exists() and fid == fmt)
+CARRYING = ("qwen", "autogen", "agentscope", "agentscope2", "agent-framework")
+
+
+# --- d) strict mode and extras -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", sorted(FORMATS))
+def test_ordinary_openai_messages_pass_strict_mode_everywhere(target: str) -> None:
+    convert(copy.deepcopy(ORDINARY_OPENAI), from_="openai", to=target, strict=True)
+
+
+def test_real_fixtures_are_the_packages_own() -> None:
+    assert {"anthropic", "autogen", "qwen", "agentscope2", "agent-framework"} <= set(REAL_FIXTURES)
+
+
+@pytest.mark.parametrize("target", CARRYING)
+@pytest.mark.parametrize("fixture_id", REAL_FIXTURES)
+def test_real_fixtures_pass_strict_mode_to_targets_that_carry_everything(fixture_id: str, target: str) -> None:
+    fmt, path = next((f, p) for i, f, p in envs.fixtures(set(FORMATS)) if i == fixture_id)
+    convert(envs.load_fixture(path), from_=fmt, to=target, strict=True)
+
+
+def test_a_loss_of_extras_names_the_field() -> None:
+    messages = [{"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "hello", "audio": {"id": "audio_1"}, "refusal": None}]
+    losses = []
+    convert(messages, from_="openai", to="anthropic", on_loss=losses.append)
+    assert [(loss.index, loss.field, loss.action) for loss in losses] == [(1, "extras.openai.audio", "dropped")]
+
+
+def test_spelling_of_another_format_is_no_loss_but_its_information_is() -> None:
+    qwen = [{"role": "user", "content": [{"text": "hi"}], "extra": {"session": "s-1"}},
+            {"role": "assistant", "content": "hello"}]
+    losses = []
+    convert(qwen, from_="qwen", to="openai", on_loss=losses.append)
+    assert [(loss.index, loss.field) for loss in losses] == [(0, "extras.qwen.extra")]
+    qwen[0].pop("extra")
+    convert(qwen, from_="qwen", to="openai", strict=True)  # list content: how it was written, no more
