@@ -24,6 +24,12 @@ from typing import Any, ClassVar
 
 from agent_framework import HistoryProvider, Message
 
+try:  # what the built-in providers save with: only what the session does not end with yet
+    from agent_framework._sessions import filter_new_messages
+except ImportError:  # pragma: no cover - another agent-framework version: save everything
+    def filter_new_messages(existing: Sequence[Message], incoming: Sequence[Message]) -> list[Message]:
+        return list(incoming)
+
 from ..aio import AsyncConversationStore
 from . import async_store
 
@@ -44,10 +50,17 @@ class ConvstoreHistoryProvider(HistoryProvider):
         max_messages: load only the most recent ``max_messages`` messages into the
             model call (widened so a function call is never separated from its result);
             ``None`` loads the whole history. Everything is always stored.
-        source_id: the provider's id (its slot in ``AgentSession.state``).
+        source_id: the provider's id (its slot in ``AgentSession.state``); None: the default.
         load_messages, store_inputs, store_context_messages, store_context_from,
         store_outputs: as for any ``HistoryProvider`` (e.g. ``load_messages=False``
             makes it a write-only audit log).
+        skip_excluded: as for the built-in providers: ``get_messages`` leaves out the
+            messages a ``CompactionProvider`` marked ``additional_properties["_excluded"]``
+            (they stay stored); applied after the ``max_messages`` window.
+
+    Saving is the built-in providers' too: a batch that repeats the end of the stored
+    history (a caller replaying the whole transcript) adds only what is new, so a replay
+    neither doubles the history nor reuses a stored call id.
 
     The provider records the convstore conversation id in the session's state
     (``session.state[source_id]["conversation_id"]``), so ``session.to_dict()``
@@ -62,17 +75,18 @@ class ConvstoreHistoryProvider(HistoryProvider):
         session_id: str | None = None,
         *,
         max_messages: int | None = None,
-        source_id: str = DEFAULT_SOURCE_ID,
+        source_id: str | None = DEFAULT_SOURCE_ID,
         load_messages: bool = True,
         store_inputs: bool = True,
         store_context_messages: bool = False,
         store_context_from: set[str] | None = None,
         store_outputs: bool = True,
+        skip_excluded: bool = False,
     ) -> None:
         if max_messages is not None and max_messages < 1:
             raise ValueError("max_messages must be at least 1 (or None for the whole history)")
         super().__init__(
-            source_id,
+            source_id or self.DEFAULT_SOURCE_ID,
             load_messages=load_messages,
             store_inputs=store_inputs,
             store_context_messages=store_context_messages,
@@ -84,6 +98,7 @@ class ConvstoreHistoryProvider(HistoryProvider):
         self.store = async_store(store)
         self.session_id = session_id
         self.max_messages = max_messages
+        self.skip_excluded = skip_excluded
         self._conversation_ids: dict[str, str] = {}
 
     # --- the HistoryProvider interface ---------------------------------------------
@@ -99,12 +114,15 @@ class ConvstoreHistoryProvider(HistoryProvider):
         """The session's stored messages, oldest first (two store calls the first time, then one).
 
         ``last`` overrides ``max_messages`` for this call; either way the window
-        keeps every function call together with its result.
+        keeps every function call together with its result. With ``skip_excluded``
+        the window's excluded messages are left out.
         """
         cid = await self._conversation(session_id, state)
         window = last if last is not None else self.max_messages
-        stored = await self.store.load(cid, FORMAT, last=window)
-        return [Message.from_dict(item) for item in stored]
+        messages = [Message.from_dict(item) for item in await self.store.load(cid, FORMAT, last=window)]
+        if self.skip_excluded:
+            messages = [m for m in messages if not m.additional_properties.get("_excluded", False)]
+        return messages
 
     async def save_messages(
         self,
@@ -114,11 +132,18 @@ class ConvstoreHistoryProvider(HistoryProvider):
         state: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        """Append ``messages`` to the session's conversation in one transaction (all or nothing)."""
+        """Append ``messages`` to the session's conversation in one transaction (all or
+        nothing), less those the history already ends with, as the built-in providers do
+        (two store calls: the stored tail, then the append)."""
         if not messages:
             return
         cid = await self._conversation(session_id, state)
-        await self.store.append(cid, [message.to_dict() for message in messages], FORMAT)
+        # The built-ins' overlap test looks at no more than len(messages) stored messages,
+        # and at the whole history only when it is no longer: one more tells the two apart.
+        tail = [Message.from_dict(item) for item in await self.store.load(cid, FORMAT, last=len(messages) + 1)]
+        new = filter_new_messages(tail, messages)
+        if new:
+            await self.store.append(cid, [message.to_dict() for message in new], FORMAT)
 
     # --- editing a session's history -----------------------------------------------
 

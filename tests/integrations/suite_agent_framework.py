@@ -343,3 +343,8 @@ def test_read_shared():
 
     check_native(asyncio.run(main()))
     scenario.check_stored(ConversationStore(URL), scenario.SHARED_KEY)
+
+
+# --- the options of the built-in providers, four event loops (a module of their own) ---------
+
+from .options_agent_framework import *  # noqa: E402,F403 - collected here, in this suite's venv
