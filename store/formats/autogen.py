@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal, Union
 import orjson
 from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag, TypeAdapter, ValidationError
 
+from .. import exactjson
 from ..errors import SchemaError
 from ..model import (
     BLOCK,
@@ -283,7 +284,7 @@ def _payload(metadata: dict[str, str]) -> dict[str, Any] | None:
     if raw is None:
         return None
     try:
-        payload = orjson.loads(raw)
+        payload = exactjson.loads(raw)  # written by dump_json: NaN and long integers as they are
     except orjson.JSONDecodeError:
         return None
     if isinstance(payload, dict):
@@ -667,9 +668,36 @@ _LOST = {  # block class -> its fields that the AgentChat form does not hold (th
 }
 
 
+def _answers(msg: Message, requested: set[str]) -> bool:
+    """Whether ``msg`` is a tool message of results of the calls in ``requested`` only."""
+    return msg.role == "tool" and bool(msg.content) and all(
+        isinstance(b, ToolResultBlock) and b.call_id in requested for b in msg.content)
+
+
+def _joined(messages: list[Message]) -> list[tuple[int, Message]]:
+    """The messages to write, with their indexes: consecutive tool messages answering one
+    request join into one, since AgentChat writes the results of one turn's parallel calls as
+    one ToolCallExecutionEvent (OpenAI writes a tool message per result). Only messages that
+    differ in nothing but their results join, so nothing of theirs is lost; read back, they
+    are one tool message, which OpenAI-like targets split again."""
+    out: list[tuple[int, Message]] = []
+    requested: set[str] = set()
+    for index, msg in enumerate(messages):
+        calls = {b.call_id for b in msg.content if isinstance(b, ToolCallBlock)}
+        if calls:
+            requested = calls
+        prev = out[-1][1] if out else None
+        if prev is not None and _answers(prev, requested) and _answers(msg, requested) \
+                and prev.model_dump(exclude={"content"}) == msg.model_dump(exclude={"content"}):
+            out[-1] = (out[-1][0], prev.model_copy(update={"content": [*prev.content, *msg.content]}))
+        else:
+            out.append((index, msg))
+    return out
+
+
 def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages as AgentChat message dicts (``dump()`` shape, loadable by ``MessageFactory``)."""
     writer = _Writer(losses)
-    for index, msg in enumerate(messages):
+    for index, msg in _joined(messages):
         writer.message(msg, index)
     return writer.out

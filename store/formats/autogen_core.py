@@ -313,6 +313,10 @@ class _Writer:
         self.pending: dict[str, tuple[str, int]] = {}  # call id -> (tool name, message index)
         self.used: set[int] = set()  # ids of result blocks moved up to answer their call
         self.results: dict[str, list[ToolResultBlock]] = {}
+        # The FunctionExecutionResultMessage answering the latest AssistantMessage's calls, while it
+        # is the last message written: results of parallel calls that came as separate messages
+        # (OpenAI tool messages) join it, since autogen writes one such message per call turn.
+        self.group: dict[str, Any] | None = None
         for msg in messages:
             for block in msg.content:
                 if isinstance(block, ToolResultBlock):
@@ -423,6 +427,7 @@ class _Writer:
                "source": msg.name or "assistant", "type": "AssistantMessage"}
         self.out.append(finish(out, notes))
         self.pending = {c.call_id: (c.name, index) for c in calls}
+        self.group = None
 
     def _results(self, blocks: list[ToolResultBlock], msg: Message, index: int) -> None:
         answered = []
@@ -439,7 +444,9 @@ class _Writer:
                 self.used.add(id(block))
                 self.flush()
                 self.out.append({"content": stand_in(block), "source": "tool", "type": "UserMessage"})
-        self._emit_answers(answered, msg.extras.get(NAME, {}))
+        # autogen-core's own result messages stay as they came (a same-format round trip is exact)
+        native = msg.source_format == NAME and msg.source_type == "FunctionExecutionResultMessage"
+        self._emit_answers(answered, msg.extras.get(NAME, {}), joins=not native)
 
     def _answer(self, block: ToolResultBlock, index: int) -> dict[str, Any]:
         name = self.pending.pop(block.call_id)[0]
@@ -451,10 +458,15 @@ class _Writer:
             self.losses.add(index, "tool_result.error", detail="results carry only is_error")
         return result_out(block, name, NAME)
 
-    def _emit_answers(self, answered: list[dict[str, Any]], notes: dict[str, Any] | None = None) -> None:
-        if answered:
-            out = {"content": answered, "type": "FunctionExecutionResultMessage"}
-            self.out.append(finish(out, notes or {}))
+    def _emit_answers(self, answered: list[dict[str, Any]], notes: dict[str, Any] | None = None,
+                      joins: bool = True) -> None:
+        if not answered:
+            return
+        if joins and self.group is not None and self.out and self.out[-1] is self.group:
+            self.group["content"].extend(answered)
+            return
+        self.group = finish({"content": answered, "type": "FunctionExecutionResultMessage"}, notes or {})
+        self.out.append(self.group)
 
     def flush(self) -> None:
         """Answer the calls still pending before another message: with their result from further

@@ -437,7 +437,10 @@ def _result_out(block: ToolResultBlock, index: int, msg: Message, losses: Losses
     if legacy or block.extras.get(NAME, {}).get("content") == "null":
         null = block.extras.get(NAME, {}).get("content") == "null"
         return _merge({"role": "function", "name": block.name or "", "content": None if null else content}, msg.extras)
-    return {"role": "tool", "tool_call_id": block.call_id, "content": content}
+    out = {"role": "tool", "tool_call_id": block.call_id, "content": content}
+    # a tool message's unknown keys go back on it (not on each result of a message holding several)
+    alone = msg.role == "tool" and len(msg.content) == 1
+    return _merge(out, msg.extras) if alone else out
 
 
 def _message_out(msg: Message, index: int, losses: Losses) -> list[dict[str, Any]]:

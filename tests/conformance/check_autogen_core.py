@@ -11,7 +11,8 @@ model client can send:
 - every ``FunctionCall`` of an ``AssistantMessage`` is answered by
   ``FunctionExecutionResultMessage`` s before the next other message, and no result
   answers a call that the assistant message just before did not make (or answers
-  it twice). A context may end with calls still pending.
+  it twice). A context may end with calls still pending. The results of one turn's
+  calls are one ``FunctionExecutionResultMessage``, as autogen writes them.
 
 Exit status 0 unless the checker itself crashes.
 """
@@ -56,6 +57,10 @@ def order_errors(messages: list[Any], prefix: str = "") -> list[str]:
     for index, msg in enumerate(messages):
         kind = msg.get("type") if isinstance(msg, dict) else None
         if kind == "FunctionExecutionResultMessage":
+            if index and isinstance(messages[index - 1], dict) \
+                    and messages[index - 1].get("type") == "FunctionExecutionResultMessage":
+                errors.append(f"{prefix}message {index}: results of one turn's calls split over several "
+                              "FunctionExecutionResultMessages (autogen writes them as one)")
             for result in msg.get("content") or []:
                 call_id = result.get("call_id") if isinstance(result, dict) else None
                 if call_id in pending:

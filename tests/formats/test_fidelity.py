@@ -77,3 +77,48 @@ def test_spelling_of_another_format_is_no_loss_but_its_information_is() -> None:
     assert [(loss.index, loss.field) for loss in losses] == [(0, "extras.qwen.extra")]
     qwen[0].pop("extra")
     convert(qwen, from_="qwen", to="openai", strict=True)  # list content: how it was written, no more
+
+
+# --- a) parallel results grouped as AutoGen groups them -------------------------------------
+
+
+def test_separate_results_of_parallel_calls_become_one_autogen_core_result_message() -> None:
+    out = convert(copy.deepcopy(ORDINARY_OPENAI), from_="openai", to="autogen-core", strict=True)
+    assert [m["type"] for m in out] == ["SystemMessage", "UserMessage", "AssistantMessage",
+                                        "FunctionExecutionResultMessage", "AssistantMessage",
+                                        "FunctionExecutionResultMessage", "AssistantMessage"]
+    assert [r["call_id"] for r in out[3]["content"]] == ["call_1", "call_2"]
+    assert convert(out, from_="autogen-core", to="openai")[3:5] == ORDINARY_OPENAI[3:5]
+
+
+def test_a_result_missing_from_a_parallel_turn_joins_the_same_result_message() -> None:
+    messages = copy.deepcopy(ORDINARY_OPENAI[:4]) + [{"role": "user", "content": "and?"}]
+    out = convert(messages, from_="openai", to="autogen-core")
+    assert [r["call_id"] for r in out[3]["content"]] == ["call_1", "call_2"]
+    assert out[3]["content"][1]["is_error"] is True
+
+
+def test_autogen_core_result_messages_stay_as_they_came() -> None:
+    core = [{"content": [{"id": "a", "arguments": "{}", "name": "f"}, {"id": "b", "arguments": "{}", "name": "f"}],
+             "thought": None, "source": "assistant", "type": "AssistantMessage"},
+            {"content": [{"content": "1", "name": "f", "call_id": "a", "is_error": False}],
+             "type": "FunctionExecutionResultMessage"},
+            {"content": [{"content": "2", "name": "f", "call_id": "b", "is_error": False}],
+             "type": "FunctionExecutionResultMessage"}]
+    assert convert(copy.deepcopy(core), from_="autogen-core", to="autogen-core") == core
+
+
+def test_separate_results_of_parallel_calls_become_one_tool_call_execution_event() -> None:
+    out = convert(copy.deepcopy(ORDINARY_OPENAI), from_="openai", to="autogen", strict=True)
+    assert [m["type"] for m in out][2:6] == ["ToolCallRequestEvent", "ToolCallExecutionEvent",
+                                             "ToolCallRequestEvent", "ToolCallExecutionEvent"]
+    assert [r["call_id"] for r in out[3]["content"]] == ["call_1", "call_2"]
+    assert convert(out, from_="autogen", to="openai") == ORDINARY_OPENAI
+
+
+def test_tool_messages_with_fields_of_their_own_are_not_joined() -> None:
+    messages = copy.deepcopy(ORDINARY_OPENAI[:5])
+    messages[4]["x_trace"] = "t-2"  # an unknown key: kept for the way back, so the message stays
+    out = convert(messages, from_="openai", to="autogen")
+    assert [m["type"] for m in out][3:] == ["ToolCallExecutionEvent", "ToolCallExecutionEvent"]
+    assert convert(out, from_="autogen", to="openai") == messages
