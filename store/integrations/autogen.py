@@ -20,6 +20,10 @@ Requires ``pip install 'convstore[autogen]'``.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import contextlib
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,7 +36,7 @@ from typing_extensions import Self
 
 from ..aio import AsyncConversationStore
 from ..repository import DEFAULT_NAMESPACE
-from . import LoopLock, async_store
+from . import async_store
 
 __all__ = ["ConvstoreChatCompletionContext", "ConvstoreChatCompletionContextConfig"]
 
@@ -88,7 +92,7 @@ class ConvstoreChatCompletionContext(ChatCompletionContext, Component[ConvstoreC
                  initial_messages: list[LLMMessage] | None = None) -> None:
         super().__init__()  # no initial messages: the base class's list is never used here
         if buffer_size is not None and buffer_size <= 0:
-            raise ValueError("buffer_size must be greater than 0")
+            raise ValueError("buffer_size must be greater than 0.")  # BufferedChatCompletionContext's words
         self._owns_store = not isinstance(store, AsyncConversationStore)
         if not self._owns_store and namespace not in (None, store.namespace):
             raise ValueError(f"the store is in namespace {store.namespace!r}, not {namespace!r}")
@@ -97,14 +101,33 @@ class ConvstoreChatCompletionContext(ChatCompletionContext, Component[ConvstoreC
         self.buffer_size = buffer_size
         self._initial_messages = list(initial_messages) if initial_messages is not None else None
         self._cid: str | None = None
-        self._lock = LoopLock()
+        self._guard = threading.Lock()
+        self._opening: concurrent.futures.Future[str] | None = None
 
     async def conversation_id(self) -> str:
         """The id of this session's conversation (for the rest of convstore's API)."""
-        if self._cid is None:
-            async with self._lock:  # two first calls at once must not seed twice
-                if self._cid is None:
-                    self._cid = await self._open_conversation()
+        # Two first calls at once must not seed twice, also from two event loops (threads
+        # that each run one): an asyncio lock would only order the calls of one loop, so the
+        # first caller opens and the others, whatever their loop, wait on a thread-safe future.
+        while self._cid is None:
+            with self._guard:
+                opening, mine = self._opening, self._opening is None
+                if opening is None:
+                    opening = self._opening = concurrent.futures.Future()
+            if not mine:
+                # shielded: a cancelled waiter must not cancel the opener's future; if the
+                # opener failed, the next turn of the loop tries again, as a first call
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(asyncio.wrap_future(opening))
+                continue
+            try:
+                self._cid = await self._open_conversation()
+            except BaseException as exc:
+                with self._guard:
+                    self._opening = None
+                opening.set_exception(exc if isinstance(exc, Exception) else RuntimeError("cancelled"))
+                raise
+            opening.set_result(self._cid)
         return self._cid
 
     async def _open_conversation(self) -> str:

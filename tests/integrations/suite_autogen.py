@@ -436,3 +436,8 @@ def test_read_shared():
     assert [c.name for c in calls(messages)] == [scenario.TOOL]
     with ConversationStore(URL) as store:
         scenario.check_stored(store, scenario.SHARED_KEY)
+
+
+# --- the options of the built-in contexts, four event loops (a module of their own) ----------
+
+from .options_autogen import *  # noqa: E402,F403 - collected here, in this suite's venv
