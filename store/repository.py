@@ -72,7 +72,7 @@ class StoreBase:
                      on_loss: Callable[[Loss], None] | None) -> list[Any]:
         """One part of a streamed export, its losses numbered in the whole conversation."""
         value = self._output(part, target, strict,
-                             on_loss and (lambda loss: on_loss(replace(loss, index=loss.index + start))))
+                             on_loss and (lambda loss: on_loss(replace(loss, index=loss.index + start))), start)
         if not isinstance(value, list):
             raise InputError(f"{target} exports one object, not a list of messages: use load()")
         return value
@@ -99,9 +99,9 @@ class StoreBase:
 
     @staticmethod
     def _output(messages: list[Message], target: str, strict: bool,
-                on_loss: Callable[[Loss], None] | None) -> Any:
+                on_loss: Callable[[Loss], None] | None, first: int = 0) -> Any:
         with paused_gc():
-            value, losses = write(messages, target, strict=strict)
+            value, losses = write(messages, target, strict=strict, first=first)
         if on_loss is not None:
             for loss in losses:
                 on_loss(loss)

@@ -24,6 +24,7 @@ from . import (
     qwen,
 )
 from ._common import Loss, Losses
+from ._ids import fill_call_ids
 
 __all__ = ["FORMATS", "Format", "Loss", "Losses", "convert", "detect", "get_format", "read", "write"]
 
@@ -95,11 +96,19 @@ def read(data: Any, format: str) -> list[Message]:
         raise _input_error(exc, f"cannot read {fmt.name} input") from None
 
 
-def write(messages: list[Message], format: str, *, strict: bool = False) -> tuple[Any, Losses]:
-    """Canonical messages in ``format``, with what could not be expressed there."""
-    losses = Losses(format, strict)
+NEEDS_CALL_IDS = frozenset({"openai", "openai-responses", "anthropic", "docent"})
+"""Targets whose results find their call by a non-empty id: empty ids get one (``_ids``)."""
+
+
+def write(messages: list[Message], format: str, *, strict: bool = False, first: int = 0) -> tuple[Any, Losses]:
+    """Canonical messages in ``format``, with what could not be expressed there (``first``: the
+    index of ``messages[0]`` in its conversation, when they are a part of it)."""
+    fmt = get_format(format)
+    losses = Losses(fmt.name, strict)
     try:
-        return get_format(format).from_canonical(messages, losses), losses
+        if fmt.name in NEEDS_CALL_IDS:
+            messages = fill_call_ids(messages, losses, first)
+        return fmt.from_canonical(messages, losses), losses
     except (RecursionError, ValueError, UnicodeError, OverflowError) as exc:
         raise _input_error(exc, f"cannot write {format}") from None
 

@@ -13,7 +13,9 @@ import copy
 import pytest
 
 from store import FORMATS, convert
-from store.formats import read, write
+from store.errors import LossError
+from store.formats import NEEDS_CALL_IDS, read, write
+from store.model import ToolCallBlock, ToolResultBlock
 
 from ..conformance import envs
 
@@ -122,3 +124,51 @@ def test_tool_messages_with_fields_of_their_own_are_not_joined() -> None:
     out = convert(messages, from_="openai", to="autogen")
     assert [m["type"] for m in out][3:] == ["ToolCallExecutionEvent", "ToolCallExecutionEvent"]
     assert convert(out, from_="autogen", to="openai") == messages
+
+
+# --- b) empty call ids ---------------------------------------------------------------------
+
+# autogen allows empty call ids (some models send none); these calls and results have them.
+EMPTY_IDS = [
+    {"content": "Weather and time?", "source": "user", "type": "UserMessage"},
+    {"content": [{"id": "", "arguments": '{"city": "Kyoto"}', "name": "get_weather"},
+                 {"id": "", "arguments": "{}", "name": "get_time"}],
+     "thought": None, "source": "assistant", "type": "AssistantMessage"},
+    {"content": [{"content": "09:00", "name": "get_time", "call_id": "", "is_error": False},
+                 {"content": "Sunny", "name": "get_weather", "call_id": "", "is_error": False}],
+     "type": "FunctionExecutionResultMessage"},
+    {"content": "Sunny; it is 9.", "thought": None, "source": "assistant", "type": "AssistantMessage"},
+]
+
+
+@pytest.mark.parametrize("target", sorted(NEEDS_CALL_IDS))
+def test_empty_call_ids_get_one_their_results_share_and_the_report_names(target: str) -> None:
+    losses = []
+    value = convert(copy.deepcopy(EMPTY_IDS), from_="autogen-core", to=target, on_loss=losses.append)
+    assert value == convert(copy.deepcopy(EMPTY_IDS), from_="autogen-core", to=target)  # deterministic
+    back = read(value, target)
+    calls = {b.name: b.call_id for m in back for b in m.content if isinstance(b, ToolCallBlock)}
+    results = {b.output if isinstance(b.output, str) else b.output[0].text: b.call_id
+               for m in back for b in m.content if isinstance(b, ToolResultBlock)}
+    assert calls == {"get_weather": "call_1_0", "get_time": "call_1_1"}
+    assert results == {"Sunny": "call_1_0", "09:00": "call_1_1"}  # paired by tool name
+    named = [(loss.index, loss.field, loss.action) for loss in losses if loss.field.endswith("call_id")]
+    assert named == [(1, "tool_call.call_id", "approximated")] * 2 + [(2, "tool_result.call_id", "approximated")] * 2
+    with pytest.raises(LossError, match="tool_call.call_id"):
+        convert(copy.deepcopy(EMPTY_IDS), from_="autogen-core", to=target, strict=True)
+
+
+def test_made_up_ids_count_messages_in_the_whole_conversation_and_avoid_ids_in_use() -> None:
+    messages = read(copy.deepcopy(EMPTY_IDS), "autogen-core")
+    value, _ = write(messages, "openai", first=10)
+    assert [c["id"] for c in value[1]["tool_calls"]] == ["call_11_0", "call_11_1"]
+    taken = copy.deepcopy(EMPTY_IDS)
+    taken[3] = {"content": [{"id": "call_1_0", "arguments": "{}", "name": "f"}], "thought": None,
+                "source": "assistant", "type": "AssistantMessage"}
+    value = convert(taken, from_="autogen-core", to="openai")
+    assert [c["id"] for c in value[1]["tool_calls"]] == ["call_1_0_2", "call_1_1"]
+
+
+def test_targets_that_link_otherwise_keep_empty_ids() -> None:
+    out = convert(copy.deepcopy(EMPTY_IDS), from_="autogen-core", to="autogen", strict=True)
+    assert [c["id"] for c in out[1]["content"]] == ["", ""]

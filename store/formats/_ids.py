@@ -1,0 +1,56 @@
+"""Call ids for targets that need them: AutoGen allows a tool call's id to be empty (``""``,
+as some models send it), while OpenAI, the Responses API, Anthropic and Docent link a result
+to its call by a non-empty id (the APIs reject an empty one; Docent flags
+``tool_call_missing_id``). Before writing such a target, every empty id gets one made up
+from the call's place, the same on every export of the same messages (``call_<message>_<block>``,
+message numbered in the whole conversation), and its result, the next result with an empty
+id (of the same tool where results name theirs), gets the same. Each is reported
+(``tool_call.call_id`` / ``tool_result.call_id`` approximated): the target holds an id the
+source did not have.
+"""
+
+from __future__ import annotations
+
+from ..model import Message, ToolCallBlock, ToolResultBlock
+from ._common import Losses
+
+_LINKED = (ToolCallBlock, ToolResultBlock)
+
+
+def _fresh(wanted: str, taken: set[str]) -> str:
+    """``wanted``, or with a suffix when the conversation already uses it."""
+    found, n = wanted, 1
+    while found in taken:
+        n += 1
+        found = f"{wanted}_{n}"
+    taken.add(found)
+    return found
+
+
+def fill_call_ids(messages: list[Message], losses: Losses, first: int = 0) -> list[Message]:
+    """``messages`` with an id for every call and result whose id is empty (``first``: the
+    index of ``messages[0]`` in its conversation, for a part of a streamed export)."""
+    if not any(isinstance(b, _LINKED) and not b.call_id for m in messages for b in m.content):
+        return messages
+    taken = {b.call_id for m in messages for b in m.content if isinstance(b, _LINKED)}
+    waiting: list[tuple[str, str]] = []  # (made-up id, tool name) of calls without id, oldest first
+    out = []
+    for index, msg in enumerate(messages):
+        content = list(msg.content)
+        for pos, block in enumerate(content):
+            if not isinstance(block, _LINKED) or block.call_id:
+                continue
+            if isinstance(block, ToolCallBlock):
+                new = _fresh(f"call_{first + index}_{pos}", taken)
+                waiting.append((new, block.name))
+                how = f"an empty id, sent as {new!r}"
+            else:
+                call = next((w for w in waiting if w[1] == block.name), waiting[0] if waiting else None)
+                if call is not None:
+                    waiting.remove(call)
+                new = call[0] if call else _fresh(f"result_{first + index}_{pos}", taken)
+                how = f"an empty id, sent as {new!r}" + (" (its call's)" if call else " (no call without id before it)")
+            losses.add(index, f"{block.kind}.call_id", "approximated", how)
+            content[pos] = block.model_copy(update={"call_id": new})
+        out.append(msg if content == msg.content else msg.model_copy(update={"content": content}))
+    return out
