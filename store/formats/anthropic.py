@@ -608,6 +608,7 @@ class _Writer:
             else:
                 orphans.append(part)
         missing = [c for c in calls if c not in answered]
+        first, stray = {id(p) for p in answered.values()}, {id(p) for p in orphans}
         if missing:
             self.losses.add(turn.index, "tool_result", "approximated",
                             f"no result for tool_use {', '.join(missing)}: answered with {_NO_RESULT!r}")
@@ -617,8 +618,9 @@ class _Writer:
             *answered.values(),
             *({"type": "tool_result", "tool_use_id": c, "content": _NO_RESULT, "is_error": True}
               for c in missing),
-            *(p for part in orphans for p in self._orphan(part)),
-            *(p for p in turn.blocks if p.get("type") != "tool_result"),
+            # a result that answers no call becomes text where it stood, after the text before it
+            *(p for part in turn.blocks if id(part) not in first
+              for p in (self._orphan(part) if id(part) in stray else [part])),
         ]
         turn.form = "list"
         return turn

@@ -246,8 +246,8 @@ def test_export_regroups_for_the_api():
         {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": safe, "content": "42"},
             {"type": "tool_result", "tool_use_id": "c2", "content": "(no result was recorded)", "is_error": True},
-            {"type": "text", "text": "[result of tool call zzz] stray"},
             {"type": "text", "text": "and?"},
+            {"type": "text", "text": "[result of tool call zzz] stray"},  # where it stood (issue 16.5c)
         ]},
         {"role": "assistant", "content": [{"type": "text", "text": "done"}, {"type": "text", "text": "more"}]},
     ]}

@@ -172,3 +172,27 @@ def test_made_up_ids_count_messages_in_the_whole_conversation_and_avoid_ids_in_u
 def test_targets_that_link_otherwise_keep_empty_ids() -> None:
     out = convert(copy.deepcopy(EMPTY_IDS), from_="autogen-core", to="autogen", strict=True)
     assert [c["id"] for c in out[1]["content"]] == ["", ""]
+
+
+# --- c) a result that answers no call -----------------------------------------------------
+
+
+def test_a_result_answering_no_call_keeps_its_place_in_anthropic_and_is_reported() -> None:
+    messages = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "Sunny"},
+        {"role": "user", "content": "And this?"},
+        {"role": "tool", "tool_call_id": "call_9", "content": "stray output"},
+        {"role": "assistant", "content": "Sunny."},
+    ]
+    losses = []
+    value = convert(messages, from_="openai", to="anthropic", on_loss=losses.append)
+    assert value["messages"][2] == {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "call_1", "content": "Sunny"},
+        {"type": "text", "text": "And this?"},
+        {"type": "text", "text": "[result of tool call call_9] stray output"},
+    ]}
+    assert [(loss.index, loss.field, loss.action) for loss in losses] == [(4, "tool_result", "approximated")]
+    assert "answers no tool_use" in losses[0].detail
