@@ -81,13 +81,29 @@ def _marks(data: dict[str, Any]) -> list[str]:
 
 
 def _mark_list(marks: str | list[str] | None) -> list[str]:
+    """``add``'s marks, refused as ``InMemoryMemory.add`` refuses them (its words)."""
     if marks is None:
         return []
     if isinstance(marks, str):
         return [marks]
     if isinstance(marks, list) and all(isinstance(m, str) for m in marks):
         return list(marks)
-    raise TypeError(f"a mark is a string or a list of strings, not {marks!r}")
+    raise TypeError(f"The mark should be a string, a list of strings, or None, but got {type(marks)}.")
+
+
+def _marks_to_delete(mark: str | list[str]) -> list[str]:
+    """``delete_by_mark``'s marks: a string or a list of strings (``InMemoryMemory``'s words)."""
+    if isinstance(mark, str):
+        return [mark]
+    if isinstance(mark, list) and all(isinstance(m, str) for m in mark):
+        return mark
+    kinds = f" with elements of types {[type(m) for m in mark]}" if isinstance(mark, list) else ""
+    raise TypeError(f"The mark should be a string or a list of strings, but got {type(mark)}{kinds}.")
+
+
+def _check_filter(name: str, mark: str | None) -> None:
+    if not (mark is None or isinstance(mark, str)):
+        raise TypeError(f"The {name} should be a string or None, but got {type(mark)}.")
 
 
 def _with_marks(data: dict[str, Any], marks: list[str]) -> dict[str, Any]:
@@ -193,7 +209,7 @@ class ConvstoreMemory(_Base):
 
     async def delete_by_mark(self, mark: str | list[str], *args: Any, **kwargs: Any) -> int:
         """Remove the messages that have any of these marks; return how many were removed."""
-        marks = set(_mark_list(mark))
+        marks = set(_marks_to_delete(mark))
         return await self._edit(lambda d: None if marks.intersection(_marks(d)) else d)
 
     async def update_messages_mark(self, new_mark: str | None, old_mark: str | None = None,
@@ -247,6 +263,8 @@ class ConvstoreMemory(_Base):
         """The stored messages with ``mark`` and without ``exclude_mark``; ``last=N``: of
         the last N (canonical) messages only, widened to keep tool calls with their results.
         With ``prepend_summary`` the summary (if stored, and in the window) comes first."""
+        _check_filter("mark", mark)  # before any query, as InMemoryMemory checks them
+        _check_filter("exclude_mark", exclude_mark)
         _, head, dumps = _split(await self._load(kwargs.get("last")))
         out = [_msg(_with_marks(d, [])) for d in dumps  # the marks key is ours: not shown
                if (mark is None or mark in _marks(d))

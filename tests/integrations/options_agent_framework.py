@@ -178,3 +178,6 @@ def test_one_provider_from_four_event_loops_in_four_threads():
         return texts
 
     assert sorted(asyncio.run(rest())) == sorted(f"{n}-{r}" for n in range(4) for r in range(3))
+
+
+__all__ = [name for name in list(globals()) if name.startswith("test_")]  # what the suite imports: the tests alone

@@ -111,3 +111,6 @@ def test_one_context_from_four_event_loops_in_four_threads():
     contents = asyncio.run(rest())
     assert contents[0] == "S", contents  # seeded once, whichever loop came first
     assert sorted(contents[1:]) == sorted(f"{n}-{r}" for n in range(4) for r in range(3)), contents
+
+
+__all__ = [name for name in list(globals()) if name.startswith("test_")]  # what the suite imports: the tests alone

@@ -198,3 +198,6 @@ def test_one_session_from_four_event_loops_in_four_threads(shared_store):
     assert sorted(p["content"] for p in popped) == sorted(texts[-threads:])
     with ConversationStore(URL) as sync:
         assert sync.info(sync.conversation_for(session)).message_count == threads * (rounds * 2 - 1)
+
+
+__all__ = [name for name in list(globals()) if name.startswith("test_")]  # what the suite imports: the tests alone

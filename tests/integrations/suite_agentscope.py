@@ -488,3 +488,8 @@ def test_read_shared():
 
     with_store(body)
     scenario.check_stored(ConversationStore(URL), scenario.SHARED_KEY)
+
+
+# --- InMemoryMemory 1.x's error words, four event loops (a module of their own) ----------------
+
+from .options_agentscope import *  # noqa: E402,F403 - collected here, in this suite's venv

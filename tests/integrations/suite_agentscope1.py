@@ -494,3 +494,8 @@ def test_a_url_and_a_namespace():
         await default.close()
 
     asyncio.run(body())
+
+
+# --- InMemoryMemory's arguments, results and errors, four event loops (a module of their own) -
+
+from .options_agentscope1 import *  # noqa: E402,F403 - collected here, in this suite's venv
