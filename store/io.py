@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from . import exactjson
 from .errors import InputError
 
 
@@ -29,12 +30,14 @@ def read_text(path: str) -> str:
 
 
 def parse(text: str, name: str = "<input>") -> Any:
-    """Parse JSON, or JSON Lines (one message per line) when the text is not one JSON value."""
+    """Parse JSON, or JSON Lines (one message per line) when the text is not one JSON value.
+    Numbers are read exactly (:func:`store.exactjson.loads`): integers beyond 64 bits, and
+    NaN, Infinity and -Infinity as the export writes them."""
     stripped = text.strip()
     if not stripped:
         raise InputError(f"{name}: empty input, expected JSON")
     try:
-        return orjson.loads(stripped)
+        return exactjson.loads(stripped)
     except orjson.JSONDecodeError as exc:
         if "\n" not in stripped or not stripped.startswith("{"):
             raise InputError(f"{name}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
@@ -47,7 +50,7 @@ def _json_lines(text: str, name: str) -> list[Any]:
         if not line.strip():
             continue
         try:
-            out.append(orjson.loads(line))
+            out.append(exactjson.loads(line))
         except orjson.JSONDecodeError as exc:
             raise InputError(f"{name}: invalid JSON Lines at line {number}, column {exc.colno}: {exc.msg}") from None
     return out
@@ -64,7 +67,7 @@ def stream_json_lines(path: str) -> tuple[int, Iterator[Any]] | None:
             first, second = next(lines, b""), next(lines, b"")
             if not second or not first.lstrip().startswith(b"{"):
                 return None
-            orjson.loads(first)
+            exactjson.loads(first)
             count = 2 + sum(1 for _ in lines)
     except (orjson.JSONDecodeError, OSError, ValueError):
         return None  # not JSON Lines, or unreadable: load() says why
@@ -77,7 +80,7 @@ def _json_lines_of(path: str) -> Iterator[Any]:
             if not line.strip():
                 continue
             try:
-                yield orjson.loads(line)
+                yield exactjson.loads(line)
             except orjson.JSONDecodeError as exc:
                 raise InputError(f"{path}: invalid JSON Lines at line {number}, column {exc.colno}: {exc.msg}") from None
 
@@ -95,9 +98,11 @@ def load(path: str) -> Any:
 
 
 def dumps(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    """Indented JSON; NaN, Infinity and integers beyond 64 bits written as they are
+    (orjson would write null or refuse), so that :func:`parse` reads them back."""
+    return exactjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
 
 
 def dumps_line(value: Any) -> bytes:
-    """One JSON Lines record."""
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE)
+    """One JSON Lines record, numbers as :func:`dumps` writes them."""
+    return exactjson.dumps(value, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE)

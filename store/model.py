@@ -19,7 +19,9 @@ ToolStatus: TypeAlias = Literal["pending", "answered", "error"]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", ser_json_bytes="base64", val_json_bytes="base64")
+    # NaN and the infinities stay floats in model_dump(mode="json") (pydantic's default makes them None)
+    model_config = ConfigDict(extra="forbid", ser_json_bytes="base64", val_json_bytes="base64",
+                              ser_json_inf_nan="constants")
 
 
 class Usage(_Model):

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import sqlalchemy as sa
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from . import rows
 from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, block_from_row, blob_refs, from_utc, messages_from_rows
@@ -50,6 +50,8 @@ class Scope:
 
 class ConversationInfo(BaseModel):
     """A conversation without its messages, as ``list_conversations`` returns it."""
+
+    model_config = ConfigDict(ser_json_inf_nan="constants")  # NaN metadata stays NaN in mode="json"
 
     id: str
     namespace: str

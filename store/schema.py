@@ -14,12 +14,16 @@ from datetime import datetime
 from typing import Any
 
 import json
+import math
+import re
 
 import orjson
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql, postgresql
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
+
+from .exactjson import I64_MIN, U64_MAX, has_nonfinite
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -32,8 +36,13 @@ NAMING_CONVENTION = {
 
 # PostgreSQL refuses NUL (U+0000) in text and in JSONB. Strings holding one (or starting
 # with MARK, so the scheme stays reversible) are stored as MARK + their JSON literal.
+# Numbers JSONB or orjson would change are stored the same way, on every backend: NaN and
+# the infinities (JSONB refuses them, orjson writes null), -0.0 (JSONB drops the sign),
+# floats from 1e16 up (JSONB gives them back as integers) and integers beyond 64 bits
+# (orjson refuses them, and reads them back as floats).
 MARK = "\U000f0000"
 _MARK_BYTES = MARK.encode()  # psycopg hands JSONB over as bytes: searched without decoding them
+_EXPONENT = re.compile(r"\de\+\d")  # how orjson writes a float from 1e16 up: 1e+16
 
 
 def _escape(value: Any) -> Any:
@@ -41,8 +50,13 @@ def _escape(value: Any) -> Any:
         return MARK + json.dumps(value) if "\x00" in value or value.startswith(MARK) else value
     if isinstance(value, dict):
         return {_escape(k): _escape(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return [_escape(v) for v in value]
+    if isinstance(value, float):
+        if value - value != 0 or abs(value) >= 1e16 or (value == 0 and math.copysign(1.0, value) < 0):
+            return MARK + json.dumps(value)  # NaN, Infinity, -Infinity, -0.0, 1e+16
+    elif isinstance(value, int) and not I64_MIN <= value <= U64_MAX:
+        return MARK + str(value)
     return value
 
 
@@ -56,7 +70,17 @@ def _unescape(value: Any) -> Any:
     return value
 
 
-def _dump(value: Any) -> str:
+def _needs_escape(text: str, value: Any) -> bool:
+    """Whether ``value``, dumped as ``text`` by orjson, holds what :func:`_escape` rewrites.
+    Text searches first: the walk for non-finite floats (which orjson wrote as null) runs
+    only when there is a null."""
+    return ("\\u0000" in text or MARK in text or "-0.0" in text
+            or ("e+" in text and _EXPONENT.search(text) is not None)
+            or ("null" in text and has_nonfinite(value)))
+
+
+def _dump_escaped(value: Any) -> str:
+    value = _escape(value)
     try:
         return orjson.dumps(value).decode()
     except orjson.JSONEncodeError as exc:
@@ -75,13 +99,17 @@ class JSONText(str):
 
 
 def dumps(value: Any) -> str:
-    """JSON text for a JSON column, NUL-safe on every backend."""
+    """JSON text for a JSON column, NUL-safe on every backend, every number kept."""
     if isinstance(value, JSONText):
         return value
-    text = _dump(value)
-    if "\\u0000" in text or MARK in text:
-        text = _dump(_escape(value))
-    return text
+    try:
+        text = orjson.dumps(value).decode()
+    except orjson.JSONEncodeError as exc:
+        reason = str(exc)
+        if "Integer exceeds" not in reason and "recursion" not in reason.lower():
+            raise ValueError(f"cannot store as JSON: {exc}") from None
+        return _dump_escaped(value)  # an integer beyond 64 bits, or deeper than orjson goes
+    return _dump_escaped(value) if _needs_escape(text, value) else text
 
 
 def loads(text: str | bytes) -> Any:

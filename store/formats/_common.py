@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 import pydantic
 
+from .. import exactjson
 from ..errors import LossError, SchemaError
 from ..limits import MAX_DEPTH, json_problem
 
@@ -103,10 +104,10 @@ def message_list(data: Any, format: str) -> list[Any]:
 
 def parse_json(raw: str) -> tuple[Any, str | None]:
     """Parse tool-call arguments: ``(value, None)`` or ``(None, why it failed)``."""
-    try:
-        value = orjson.loads(raw)
+    try:  # integers beyond 64 bits and NaN / Infinity (as Python's json writes them) read exactly
+        value = exactjson.loads(raw)
     except orjson.JSONDecodeError:
-        try:  # orjson refuses what json accepts: integers beyond 64 bits, NaN
+        try:  # the json module's message, as before
             value = json.loads(raw)
         except (ValueError, RecursionError) as exc:
             return None, f"arguments are not valid JSON: {exc}"
@@ -118,8 +119,9 @@ def parse_json(raw: str) -> tuple[Any, str | None]:
 
 
 def dump_json(value: Any) -> str:
+    """Compact JSON text; NaN, Infinity and integers beyond 64 bits written as they are."""
     try:
-        return orjson.dumps(value).decode()
+        return exactjson.dumps(value).decode()
     except (TypeError, orjson.JSONEncodeError):
         return json.dumps(value, ensure_ascii=False)
 
