@@ -443,9 +443,40 @@ def _joined(blocks: list[Block]) -> str:
     return "\n".join(b.text for b in blocks if type(b) is TextBlock and b.text)
 
 
+# What Message.from_dict / Content.from_dict take (plus the seed's names, read as an older shape):
+# any other key is a TypeError there, and would be written back where it is one, so it is refused
+# here too. A message-level ``text`` is such a key: text is a content.
+_MESSAGE_KEYS = frozenset({"type", "role", "contents", "author_name", "author", "message_id",
+                           "additional_properties", "raw_representation"})
+_CONTENT_KEYS = frozenset({
+    "type", "text", "protected_data", "uri", "media_type", "message", "error_code", "error_details",
+    "usage_details", "call_id", "name", "arguments", "exception", "informational_only", "result", "items",
+    "file_id", "vector_store_id", "inputs", "outputs", "image_id", "commands", "timeout_ms",
+    "max_output_length", "status", "actions", "screenshot", "pending_safety_checks",
+    "acknowledged_safety_checks", "stdout", "stderr", "exit_code", "timed_out", "tool_name", "server_name",
+    "output", "hosted", "id", "function_call", "user_input_request", "approved", "consent_link", "merge_mode",
+    "annotations", "additional_properties", "raw_representation", "data"})
+
+
+def _strays(m: AFMessage, index: int) -> list[tuple[int, str, str]]:
+    """Keys of message ``m`` and of its release-shaped contents that agent-framework refuses."""
+    found = [(index, key, "agent-framework messages have no such key (text goes in contents)")
+             for key in (m.model_extra or {}).keys() - _MESSAGE_KEYS]
+    todo = [(f"contents[{i}]", c) for i, c in enumerate(m.contents if isinstance(m.contents, list) else ())]
+    while todo:
+        path, c = todo.pop(0)
+        if isinstance(c, _Content):
+            found += [(index, f"{path}.{key}", "agent-framework contents have no such key")
+                      for key in sorted((c.model_extra or {}).keys() - _CONTENT_KEYS)]
+            todo += [(f"{path}.items[{i}]", item) for i, item in enumerate(getattr(c, "items", None) or ())]
+    return found
+
+
 def to_canonical(data: Any) -> list[Message]:
     """Validate agent-framework messages and convert them to canonical ones."""
     parsed = validate(MESSAGES, message_list(data, NAME), NAME)
+    if problems := [p for i, m in enumerate(parsed) for p in _strays(m, i)]:
+        raise SchemaError(NAME, problems)
     reader = _Reader()
     return [msg for m in parsed for msg in reader.message(m)]
 

@@ -351,6 +351,14 @@ def to_canonical(data: Any) -> list[Message]:
     """Validate AgentChat messages (``dump()`` output) and convert them to canonical ones."""
     raw = message_list(data, NAME)
     parsed = validate(MESSAGES, raw, NAME)
+    problems = []
+    for i, m in enumerate(parsed):
+        if isinstance(m, MultiModalMessage):
+            problems += core.image_problems(m.content, i, "content")
+        elif isinstance(m, HandoffMessage):
+            problems += core.check_images(m.context, i, "context")
+    if problems:
+        raise SchemaError(NAME, problems)
     merged: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
     for m, r in zip(parsed, raw, strict=True):
         fields, payload = _message_in(m, r)

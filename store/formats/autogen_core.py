@@ -5,7 +5,8 @@ images) / ``AssistantMessage`` (text or ``FunctionCall`` s, plus ``thought``) /
 ``FunctionExecutionResultMessage``, or a model context's saved state
 (``{"messages": [...]}``). These messages have no ids, timestamps or extension
 field: what another format brings that they cannot hold is rendered as text
-where that makes sense and always reported.
+where that makes sense and always reported. An image whose data is no image (autogen
+decodes it with PIL and refuses it) is refused, naming the message and field.
 
 The models and block conversions here are shared with the ``autogen`` format,
 whose ``HandoffMessage.context`` holds these messages.
@@ -13,6 +14,8 @@ whose ``HandoffMessage.context`` holds these messages.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
@@ -188,6 +191,22 @@ def result_out(block: ToolResultBlock, name: str | None, fmt: str) -> dict[str, 
     return finish(out, notes)
 
 
+def image_problems(parts: Any, index: int, where: str) -> list[tuple[int, str, str]]:
+    """Problems of the ``{"data": ...}`` images among ``parts``: autogen decodes each with PIL
+    and refuses what is not an image, so convstore refuses it too, naming where it is."""
+    problems = []
+    for pos, part in enumerate(parts if isinstance(parts, list) else ()):
+        if isinstance(part, ImageData):
+            try:  # decoded as autogen decodes it: leniently (base64 with line breaks is fine)
+                data: bytes | None = base64.b64decode(part.data)
+            except (binascii.Error, ValueError):
+                data = None
+            if data is None or sniff(data) is None:
+                what = "not base64" if data is None else "not PNG, JPEG, GIF, BMP or WebP bytes"
+                problems.append((index, f"{where}[{pos}].data", f"an autogen image must be an image ({what})"))
+    return problems
+
+
 def image_in(image: ImageData, fmt: str) -> ImageBlock:
     data = b64decode_exact(image.data)
     media_type = sniff(data) if data else None
@@ -280,9 +299,22 @@ def messages_in(parsed: list[Any]) -> list[Message]:
     return [_IN[type(m)](m) for m in parsed]
 
 
+def check_images(parsed: list[Any], index: int | None = None, where: str = "") -> list[tuple[int, str, str]]:
+    """Problems of the images of validated LLM messages (``index``/``where``: a handoff's context)."""
+    problems = []
+    for i, m in enumerate(parsed):
+        if isinstance(m, UserMessage):
+            path = f"{where}[{i}].content" if where else "content"
+            problems += image_problems(m.content, i if index is None else index, path)
+    return problems
+
+
 def to_canonical(data: Any) -> list[Message]:
     """Validate autogen-core LLM messages (a list, or a model context ``{"messages": [...]}``)."""
-    return messages_in(validate(MESSAGES, message_list(data, NAME), NAME))
+    parsed = validate(MESSAGES, message_list(data, NAME), NAME)
+    if problems := check_images(parsed):
+        raise SchemaError(NAME, problems)
+    return messages_in(parsed)
 
 
 def looks_like(data: Any) -> bool:

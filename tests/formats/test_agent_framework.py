@@ -124,11 +124,37 @@ def test_seed_shape_is_read_and_release_shape_written():
     assert convert(out, from_=NAME, to=NAME) == out
 
 
-def test_unknown_keys_and_roles_are_kept():
-    data = [_msg("critic", _text("x", merge_mode="append", x_trace=1), x_meta={"k": 1}, author_name="crit")]
+def test_rarer_keys_and_roles_are_kept():
+    data = [_msg("critic", _text("x", merge_mode="append"), author_name="crit")]
     msgs = read(data, NAME)
     assert msgs[0].role == "user" and msgs[0].source_role == "critic"
     assert convert(data, from_=NAME, to=NAME) == data
+
+
+def test_keys_agent_framework_refuses_are_refused_by_index_and_path():
+    """Message.from_dict / Content.from_dict raise TypeError on them (issue 16.5e)."""
+    data = [_msg("user", _text("x")),
+            _msg("critic", _text("x", x_trace=1), {"type": "function_result", "call_id": "c", "items": [
+                _text("y", foo=2)], "additional_properties": {}}, x_meta={"k": 1}),
+            {"type": "message", "role": "user", "text": "hi"}]
+    with pytest.raises(SchemaError) as info:
+        read(data, NAME)
+    assert info.value.problems == [
+        (1, "x_meta", "agent-framework messages have no such key (text goes in contents)"),
+        (1, "contents[0].x_trace", "agent-framework contents have no such key"),
+        (1, "contents[1].items[0].foo", "agent-framework contents have no such key"),
+        (2, "text", "agent-framework messages have no such key (text goes in contents)"),
+    ]
+
+
+def test_seed_contents_without_type_are_read_as_an_older_shape():
+    """The seed's MEAI-shaped contents (no ``type``: told by their fields) are read and written
+    in the release's shape; keys the package refuses are refused there too (issue 16.5e)."""
+    data = [{"role": "user", "contents": [{"text": "hi"}, {"call_id": "c1", "name": "f", "arguments": "{}"}]}]
+    assert convert(data, from_=NAME, to=NAME)[0]["contents"][0] == {
+        "type": "text", "text": "hi", "additional_properties": {}}
+    with pytest.raises(SchemaError, match=r"message 0, field contents\[0\].x_note"):
+        read([{"role": "user", "contents": [{"text": "hi", "x_note": 1}]}], NAME)
 
 
 def test_results_outside_tool_messages_are_split_and_regrouped():

@@ -196,3 +196,22 @@ def test_a_result_answering_no_call_keeps_its_place_in_anthropic_and_is_reported
     ]}
     assert [(loss.index, loss.field, loss.action) for loss in losses] == [(4, "tool_result", "approximated")]
     assert "answers no tool_use" in losses[0].detail
+
+
+# --- e) inputs the real packages reject ---------------------------------------------------
+
+
+@pytest.mark.parametrize(("fmt", "data", "path"), [
+    ("autogen-core", [{"content": ["see", {"data": "aGVsbG8gd29ybGQ="}], "source": "user", "type": "UserMessage"}],
+     "content[1].data"),
+    ("autogen", [{"source": "user", "content": "hi", "type": "TextMessage"},
+                 {"source": "user", "content": [{"data": "not base64!"}], "type": "MultiModalMessage"}],
+     "content[0].data"),
+])
+def test_an_autogen_image_that_is_no_image_is_refused_by_index_and_path(fmt, data, path) -> None:
+    from store.errors import SchemaError
+
+    with pytest.raises(SchemaError) as info:
+        read(data, fmt)
+    index, where, why = info.value.problems[0]
+    assert (index, where) == (len(data) - 1, path) and "autogen image must be an image" in why
