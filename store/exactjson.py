@@ -22,17 +22,15 @@ U64_MAX = 2**64 - 1
 
 # Any integer orjson rounds has 19 digits or more. Mapping every digit to "0" and looking
 # for nineteen of them is one C pass over the text; a regex (\d{19}) takes ten times longer.
-_STR_DIGITS = str.maketrans("123456789", "000000000")
-_BYTES_DIGITS = bytes.maketrans(b"123456789", b"000000000")
-_LONG = "0" * 19
-_LONG_BYTES = _LONG.encode()
+_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_LONG = b"0" * 19
 
 
 def long_digits(text: str | bytes) -> bool:
     """Whether ``text`` has a run of 19 digits, where an integer beyond 64 bits may be."""
-    if isinstance(text, str):
-        return _LONG in text.translate(_STR_DIGITS)
-    return _LONG_BYTES in bytes(text).translate(_BYTES_DIGITS)
+    # str.translate is slow beyond ASCII: the UTF-8 bytes are searched instead (digits are ASCII)
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    return _LONG in data.translate(_DIGITS)
 
 
 def loads(text: str | bytes) -> Any:
