@@ -190,6 +190,8 @@ def _retarget(chunk: Any, conversation_id: str, seq: int) -> None:
             row["conversation_id"] = conversation_id
     for row in chunk.messages:
         row["seq"] = row["window_start"] = seq
+    for row in chunk.blocks:
+        row["seq"] = seq
     for row in chunk.tool_calls:
         row["call_seq"] = seq
         if row.get("result_seq") is not None:

@@ -76,28 +76,22 @@ def dump_block(block: Block) -> dict[str, Any]:
 
 
 def block_rows(msgs: Sequence[Message], dumped: Sequence[dict[str, Any]], *, conversation_id: str,
-               message_ids: Sequence[str], blobs: BlobSink,
-               budgets: Sequence[Budget]) -> tuple[list[dict[str, Any]], list[list[str]]]:
-    """The block rows of a batch, and each message's block ids.
+               first_seq: int, blobs: BlobSink, budgets: Sequence[Budget]) -> list[dict[str, Any]]:
+    """The block rows of a batch stored from ``first_seq`` on.
 
     ``dumped`` is the batch dumped once (``MESSAGES.dump_python``): one call into
     pydantic-core instead of one per block."""
     rows: list[dict[str, Any]] = []
-    ids: list[list[str]] = []
-    for msg, dump, message_id, budget in zip(msgs, dumped, message_ids, budgets):
-        mine = []
+    for seq, (msg, dump, budget) in enumerate(zip(msgs, dumped, budgets), start=first_seq):
         for position, (block, payload) in enumerate(zip(msg.content, dump.get("content", ()))):
             if block.kind == "tool_result" and isinstance(block.output, list):
                 payload = dump_block(block)  # nested blocks keep their kind
-            row = _block_row(block.kind, payload, conversation_id=conversation_id, message_id=message_id,
-                             position=position, blobs=blobs, budget=budget)
-            rows.append(row)
-            mine.append(row["id"])
-        ids.append(mine)
-    return rows, ids
+            rows.append(_block_row(block.kind, payload, conversation_id=conversation_id, seq=seq,
+                                   position=position, blobs=blobs, budget=budget))
+    return rows
 
 
-def _block_row(kind: str, payload: dict[str, Any], *, conversation_id: str, message_id: str, position: int,
+def _block_row(kind: str, payload: dict[str, Any], *, conversation_id: str, seq: int, position: int,
                blobs: BlobSink, budget: Budget) -> dict[str, Any]:
     """The row of one block; its values checked against the message's ``budget``."""
     payload.pop("kind", None)
@@ -106,8 +100,7 @@ def _block_row(kind: str, payload: dict[str, Any], *, conversation_id: str, mess
     name_field = TOOL_NAME_FIELD.get(kind)
     text = payload.pop(text_field, "") if text_field and isinstance(payload.get(text_field, ""), str) else None
     row: dict[str, Any] = {
-        "id": new_id(), "conversation_id": conversation_id, "message_id": message_id,
-        "position": position, "kind": kind, "blob_sha256": None,
+        "conversation_id": conversation_id, "seq": seq, "position": position, "kind": kind, "blob_sha256": None,
         "text": None if text is None else budget.text(where, text),
         "tool_name": None, "call_id": None, "media_type": None,
     }
@@ -192,17 +185,17 @@ def from_utc(value: datetime | None, offset: int | None) -> datetime | None:
 _MESSAGE_TEXT = ("source_role", "name", "source_format", "source_type", "external_id", "model")
 
 
-def message_rows(dumped: Sequence[dict[str, Any]], *, ids: Sequence[str], conversation_id: str, first_seq: int,
+def message_rows(dumped: Sequence[dict[str, Any]], *, conversation_id: str, first_seq: int,
                  window_starts: Sequence[int], budgets: Sequence[Budget]) -> list[dict[str, Any]]:
     rows = []
-    for i, (dump, id, start, budget) in enumerate(zip(dumped, ids, window_starts, budgets)):
+    for i, (dump, start, budget) in enumerate(zip(dumped, window_starts, budgets)):
         try:
             created_at, offset = to_utc(dump.get("created_at"))
         except OverflowError:  # 9999-12-31T23:00-05:00 has no UTC time within datetime's range
             raise budget.fail("created_at", f"{dump['created_at'].isoformat()} is out of range "
                                             "in UTC (years 1 to 9999)") from None
         row = {
-            "id": id, "conversation_id": conversation_id, "seq": first_seq + i, "window_start": start,
+            "conversation_id": conversation_id, "seq": first_seq + i, "window_start": start,
             "role": dump["role"], "created_at": created_at, "utc_offset": offset,
             "usage": None if (usage := dump.get("usage")) is None else budget.json("usage", usage),
             "metadata": None if (meta := dump.get("metadata")) is None else budget.json("metadata", meta),

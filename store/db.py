@@ -346,6 +346,19 @@ def _present(conn: sa.Connection) -> list[sa.Table]:
     return [t for t in reversed(metadata.sorted_tables) if t.name in names]
 
 
+_FIRST_COLUMNS = {  # the tables as revision 0001 makes them, frozen here
+    "conversations": {"id", "namespace", "key", "title", "source_format", "message_count", "created_at",
+                      "updated_at", "metadata"},
+    "blobs": {"conversation_id", "sha256", "media_type", "size", "data"},
+    "messages": {"id", "conversation_id", "seq", "window_start", "role", "source_role", "name", "source_format",
+                 "source_type", "external_id", "model", "created_at", "utc_offset", "usage", "metadata", "extras"},
+    "blocks": {"id", "conversation_id", "message_id", "position", "kind", "text", "media_type", "tool_name",
+               "call_id", "blob_sha256", "payload"},
+    "tool_calls": {"id", "conversation_id", "call_id", "name", "status", "call_block_id", "call_seq",
+                   "result_block_id", "result_seq"},
+}
+
+
 def _interrupted_creation(conn: sa.Connection) -> list[sa.Table] | None:
     """The tables a first creation left behind when it was killed before recording its
     first revision (MariaDB/MySQL have no transactional DDL: each table commits as it is
@@ -356,9 +369,8 @@ def _interrupted_creation(conn: sa.Connection) -> list[sa.Table] | None:
         return None
     present = _present(conn)
     for table in present:
-        # Only tables as revision 0001 makes them (the current columns: no revision since
-        # has changed a column; one that does must compare with 0001's here).
-        if {c["name"] for c in inspector.get_columns(table.name)} != set(table.columns.keys()):
+        # Only tables as revision 0001 makes them (the first revision records itself last).
+        if {c["name"] for c in inspector.get_columns(table.name)} != _FIRST_COLUMNS[table.name]:
             return None
         if conn.execute(sa.select(sa.literal(1)).select_from(table).limit(1)).first() is not None:
             return None

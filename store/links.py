@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .codec import new_id
 from .errors import DuplicateToolCallError
 from .model import Message
 
@@ -23,7 +22,6 @@ from .model import Message
 class KnownCall:
     """A call stored by an earlier write."""
 
-    link_id: str
     call_seq: int
     answered: bool
 
@@ -56,8 +54,7 @@ def earliest_open_call(messages: Sequence[Message], known: Mapping[str, KnownCal
 
 
 def plan(messages: Sequence[Message], *, conversation_id: str, first_seq: int, index_base: int = 0,
-         block_ids: Sequence[Sequence[str]], known: Mapping[str, KnownCall],
-         prior_starts: Mapping[int, int]) -> LinkPlan:
+         known: Mapping[str, KnownCall], prior_starts: Mapping[int, int]) -> LinkPlan:
     """New link rows, updates of stored calls answered now, and each message's window start.
 
     A result links to its call only if the call has none yet (the first result wins);
@@ -69,25 +66,25 @@ def plan(messages: Sequence[Message], *, conversation_id: str, first_seq: int, i
     for offset, msg in enumerate(messages):
         seq = first_seq + offset
         earliest = seq
-        for block, block_id in zip(msg.content, block_ids[offset]):
+        for position, block in enumerate(msg.content):
             if block.kind == "tool_call":
                 if block.call_id in new_calls or block.call_id in known:
                     raise DuplicateToolCallError(block.call_id, index_base + offset)
                 row = {
-                    "id": new_id(), "conversation_id": conversation_id, "call_id": block.call_id,
-                    "name": block.name, "status": "pending", "call_block_id": block_id,
-                    "call_seq": seq, "result_block_id": None, "result_seq": None,
+                    "conversation_id": conversation_id, "call_id": block.call_id, "name": block.name,
+                    "status": "pending", "call_seq": seq, "call_position": position,
+                    "result_seq": None, "result_position": None,
                 }
                 new_calls[block.call_id] = row
                 result.inserts.append(row)
             elif block.kind == "tool_result":
                 status = "error" if block.is_error else "answered"
-                answer = {"status": status, "result_block_id": block_id, "result_seq": seq}
-                if (row := new_calls.get(block.call_id)) is not None and row["result_block_id"] is None:
+                answer = {"status": status, "result_seq": seq, "result_position": position}
+                if (row := new_calls.get(block.call_id)) is not None and row["result_seq"] is None:
                     row.update(answer)
                     earliest = min(earliest, row["call_seq"])
                 elif (stored := known.get(block.call_id)) is not None and not stored.answered:
-                    result.updates.append({"link_id": stored.link_id, **answer})
+                    result.updates.append({"cid": conversation_id, "call": block.call_id, **answer})
                     stored.answered = True
                     earliest = min(earliest, stored.call_seq)
         start = seq if earliest == seq else min([earliest, *(starts[s] for s in range(earliest, seq))])

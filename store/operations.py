@@ -222,10 +222,9 @@ def truncate(conn: sa.Connection, scope: Scope, conversation_id: str, keep: int)
     conn.execute(t.delete().where(t.c.conversation_id == cid, t.c.call_seq >= keep))
     conn.execute(
         t.update().where(t.c.conversation_id == cid, t.c.result_seq >= keep)
-        .values(status="pending", result_block_id=None, result_seq=None)
+        .values(status="pending", result_seq=None, result_position=None)
     )
-    gone = sa.select(messages_t.c.id).where(messages_t.c.conversation_id == cid, messages_t.c.seq >= keep)
-    conn.execute(blocks_t.delete().where(blocks_t.c.conversation_id == cid, blocks_t.c.message_id.in_(gone)))
+    conn.execute(blocks_t.delete().where(blocks_t.c.conversation_id == cid, blocks_t.c.seq >= keep))
     conn.execute(messages_t.delete().where(messages_t.c.conversation_id == cid, messages_t.c.seq >= keep))
     used = sa.select(blocks_t.c.blob_sha256).where(
         blocks_t.c.conversation_id == cid, blocks_t.c.blob_sha256.is_not(None))
@@ -313,7 +312,8 @@ _CONVERSATION_AND_WINDOW = Prepared(sa.select(conversations, _WINDOW).where(*_OW
 # No ids are read: a message's blocks follow it, in seq and position order.
 _MESSAGES = Prepared(
     sa.select(*(messages_t.c[name] for name in MESSAGE_COLUMNS), *(blocks_t.c[name] for name in BLOCK_COLUMNS))
-    .outerjoin(blocks_t, blocks_t.c.message_id == messages_t.c.id)
+    .outerjoin(blocks_t, sa.and_(blocks_t.c.conversation_id == messages_t.c.conversation_id,
+                                 blocks_t.c.seq == messages_t.c.seq))
     .where(messages_t.c.conversation_id == sa.bindparam("cid"), messages_t.c.seq >= sa.bindparam("start"),
            messages_t.c.seq < sa.bindparam("stop"))
     .order_by(messages_t.c.seq, blocks_t.c.position)
@@ -521,7 +521,7 @@ def _tool_call_query(filters: frozenset[str], limited: bool, after: bool = False
     t = tool_calls_t
     key = (t.c.conversation_id, t.c.call_seq, t.c.call_id)
     page = (
-        sa.select(*key, t.c.name, t.c.status, t.c.result_seq, t.c.call_block_id, t.c.result_block_id)
+        sa.select(*key, t.c.name, t.c.status, t.c.call_position, t.c.result_seq, t.c.result_position)
         .join(conversations, conversations.c.id == t.c.conversation_id)
         .where(conversations.c.namespace == sa.bindparam("namespace"),
                *(t.c[column] == sa.bindparam(column) for column in sorted(filters)))
@@ -545,10 +545,12 @@ def _tool_call_query(filters: frozenset[str], limited: bool, after: bool = False
             *(rb.c[name].label(f"r_{name}") for name in BLOCK_COLUMNS),
         )
         .select_from(p)
-        .join(cb, cb.c.id == p.c.call_block_id)
-        .join(cm, cm.c.id == cb.c.message_id)
-        .outerjoin(rb, rb.c.id == p.c.result_block_id)
-        .outerjoin(rm, rm.c.id == rb.c.message_id)
+        .join(cb, sa.and_(cb.c.conversation_id == p.c.conversation_id, cb.c.seq == p.c.call_seq,
+                          cb.c.position == p.c.call_position))
+        .join(cm, sa.and_(cm.c.conversation_id == p.c.conversation_id, cm.c.seq == p.c.call_seq))
+        .outerjoin(rb, sa.and_(rb.c.conversation_id == p.c.conversation_id, rb.c.seq == p.c.result_seq,
+                               rb.c.position == p.c.result_position))
+        .outerjoin(rm, sa.and_(rm.c.conversation_id == p.c.conversation_id, rm.c.seq == p.c.result_seq))
         .order_by(p.c.conversation_id, p.c.call_seq, p.c.call_id)
     )
 

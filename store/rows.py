@@ -17,7 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from . import bulk, links
-from .codec import BlobSink, block_rows, message_rows, new_id
+from .codec import BlobSink, block_rows, message_rows
 from .gcpause import paused_gc
 from .limits import Budget, Limits
 from .model import MESSAGES, Message
@@ -60,14 +60,13 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message], *,
     window starts of stored messages from the earliest open call on."""
     blobs = BlobSink(conversation_id)
     with paused_gc():  # pure CPU, no I/O inside: the collector is back on before anything else runs
-        message_ids = [new_id() for _ in msgs]
         budgets = [Budget(index_base + i, limits) for i in range(len(msgs))]
         dumped = MESSAGES.dump_python(list(msgs), exclude_defaults=True)
-        blocks, block_ids = block_rows(msgs, dumped, conversation_id=conversation_id, message_ids=message_ids,
-                                       blobs=blobs, budgets=budgets)
+        blocks = block_rows(msgs, dumped, conversation_id=conversation_id, first_seq=first_seq, blobs=blobs,
+                            budgets=budgets)
         plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
-                          block_ids=block_ids, known=known or {}, prior_starts=prior_starts or {})
-        rows = message_rows(dumped, ids=message_ids, conversation_id=conversation_id, first_seq=first_seq,
+                          known=known or {}, prior_starts=prior_starts or {})
+        rows = message_rows(dumped, conversation_id=conversation_id, first_seq=first_seq,
                             window_starts=plan.window_starts, budgets=budgets)
         for budget in budgets:
             budget.check()
@@ -89,9 +88,10 @@ def write_rows(conn: sa.Connection, conversation_id: str, rows: ChunkRows, *, fr
 _PRIOR_STARTS = Prepared(sa.select(messages_t.c.seq, messages_t.c.window_start).where(
     messages_t.c.conversation_id == sa.bindparam("cid"), messages_t.c.seq >= sa.bindparam("lo")))
 _LINK_RESULT = Prepared(
-    tool_calls_t.update().where(tool_calls_t.c.id == sa.bindparam("link_id"))
-    .values(status=sa.bindparam("status"), result_block_id=sa.bindparam("result_block_id"),
-            result_seq=sa.bindparam("result_seq")))
+    tool_calls_t.update().where(tool_calls_t.c.conversation_id == sa.bindparam("cid"),
+                                tool_calls_t.c.call_id == sa.bindparam("call"))
+    .values(status=sa.bindparam("status"), result_seq=sa.bindparam("result_seq"),
+            result_position=sa.bindparam("result_position")))
 
 
 def _in_conversation(conn: sa.Connection, columns: tuple[sa.Column[Any], ...], key: sa.Column[Any],
@@ -111,14 +111,14 @@ def _in_statement(columns: tuple[sa.Column[Any], ...], key: sa.Column[Any], size
         key.in_([sa.bindparam(f"v{i}") for i in range(size)])))
 
 
-_KNOWN = (tool_calls_t.c.call_id, tool_calls_t.c.id, tool_calls_t.c.call_seq, tool_calls_t.c.result_block_id)
+_KNOWN = (tool_calls_t.c.call_id, tool_calls_t.c.call_seq, tool_calls_t.c.result_seq)
 
 
 def _known_calls(conn: sa.Connection, conversation_id: str, call_ids: set[str]) -> dict[str, links.KnownCall]:
     if not call_ids:
         return {}
     rows = _in_conversation(conn, _KNOWN, tool_calls_t.c.call_id, conversation_id, call_ids)
-    return {call_id: links.KnownCall(link_id, seq, result is not None) for call_id, link_id, seq, result in rows}
+    return {call_id: links.KnownCall(seq, result is not None) for call_id, seq, result in rows}
 
 
 def _insert_blobs(conn: sa.Connection, conversation_id: str, blobs: BlobSink, fresh: bool) -> None:

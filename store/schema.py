@@ -1,10 +1,13 @@
-"""The relational schema: typed ORM rows over five tables.
+"""The relational schema: typed ORM rows over five tables (revision 0004).
 
 Hybrid rows: what users query (kind, text, call id, tool name, media type,
 sequence) is a real column; the rest of a block goes into a JSON ``payload``.
-Every table carries ``conversation_id`` so the schema can be sharded by
-conversation; ids are client-generated UUIDv7 (time-ordered), so a batch
-inserts with one executemany per table. Change this file only together with a
+Every table's primary key starts with ``conversation_id`` (the partition key)
+and addresses rows by their natural keys: a message by its position ``seq``, a
+block by ``(seq, position)``, a tool-call link by its call id; no surrogate ids,
+so a batch inserts with one executemany per table and PostgreSQL can partition
+every table but ``conversations`` by hash of the conversation id. Conversation
+ids are client-generated UUIDv7 (time-ordered). Change this file only together with a
 migration under ``migrations/versions``.
 """
 
@@ -217,12 +220,22 @@ class Base(DeclarativeBase):
     type_annotation_map = {dict[str, Any]: JSONDocument(), Any: JSONDocument(), datetime: Timestamp}
 
 
+# SQLite keeps a table keyed by conversation clustered by that key (WITHOUT ROWID), so
+# loading a conversation reads contiguous pages however its appends interleaved with
+# others'. Blobs keep their rowid: SQLite advises against WITHOUT ROWID for large rows.
+CLUSTERED = {"sqlite_with_rowid": False}
+
+
 class ConversationRow(Base):
+    """Not partitioned (one row per conversation): it holds the one key that does not
+    start with the conversation id, the caller's own name for it."""
+
     __tablename__ = "conversations"
+    # Also serves every lookup by namespace (its leading column): no index of its own.
     __table_args__ = (sa.UniqueConstraint("namespace", "key"),)
 
     id: Mapped[str] = mapped_column(Id, primary_key=True)
-    namespace: Mapped[str] = mapped_column(SafeString(128), index=True)
+    namespace: Mapped[str] = mapped_column(SafeString(128))
     key: Mapped[str | None] = mapped_column(Name)
     """The caller's own name for the conversation (a session id), unique in the namespace."""
     title: Mapped[str | None] = mapped_column(SafeString(500))
@@ -234,18 +247,19 @@ class ConversationRow(Base):
     meta: Mapped[dict[str, Any] | None] = mapped_column("metadata")
 
 
-class MessageRow(Base):
-    __tablename__ = "messages"
-    __table_args__ = (
-        sa.UniqueConstraint("conversation_id", "seq"),
-        sa.CheckConstraint("role IN ('system', 'user', 'assistant', 'tool')", name="role"),
-    )
+def _conversation_id() -> Mapped[str]:
+    return mapped_column(Id, sa.ForeignKey("conversations.id", ondelete="CASCADE"), primary_key=True)
 
-    id: Mapped[str] = mapped_column(Id, primary_key=True)
-    conversation_id: Mapped[str] = mapped_column(
-        Id, sa.ForeignKey("conversations.id", ondelete="CASCADE")
-    )
-    seq: Mapped[int]
+
+class MessageRow(Base):
+    """A message, addressed by (conversation_id, seq): its position in the conversation."""
+
+    __tablename__ = "messages"
+    __table_args__ = (sa.CheckConstraint("role IN ('system', 'user', 'assistant', 'tool')", name="role"),
+                      CLUSTERED)
+
+    conversation_id: Mapped[str] = _conversation_id()
+    seq: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
     """0-based position in the conversation."""
     window_start: Mapped[int]
     """Earliest seq a window that contains this message must start at to keep every
@@ -256,6 +270,7 @@ class MessageRow(Base):
     source_format: Mapped[str | None] = mapped_column(sa.String(32))
     source_type: Mapped[str | None] = mapped_column(SafeString(64))
     external_id: Mapped[str | None] = mapped_column(Name)
+    """The source's own id of the message, kept as it came."""
     model: Mapped[str | None] = mapped_column(Name)
     created_at: Mapped[datetime | None]
     """UTC; ``utc_offset`` keeps the source's offset (minutes), NULL for naive times."""
@@ -266,24 +281,20 @@ class MessageRow(Base):
 
 
 class BlockRow(Base):
+    """A content block, addressed by (conversation_id, seq, position): its message and its
+    place in it. No foreign key to blobs: it would need an index of its own on MariaDB,
+    paid by every block insert; blobs are written first in the same transaction."""
+
     __tablename__ = "blocks"
     __table_args__ = (
-        sa.UniqueConstraint("message_id", "position"),
-        sa.ForeignKeyConstraint(
-            ["conversation_id", "blob_sha256"],
-            ["blobs.conversation_id", "blobs.sha256"],
-            ondelete="CASCADE",
-        ),
-        # Serves both foreign keys that start with conversation_id.
-        sa.Index(None, "conversation_id", "blob_sha256"),
+        sa.ForeignKeyConstraint(["conversation_id", "seq"], ["messages.conversation_id", "messages.seq"],
+                                ondelete="CASCADE"),
+        CLUSTERED,
     )
 
-    id: Mapped[str] = mapped_column(Id, primary_key=True)
-    conversation_id: Mapped[str] = mapped_column(
-        Id, sa.ForeignKey("conversations.id", ondelete="CASCADE")
-    )
-    message_id: Mapped[str] = mapped_column(Id, sa.ForeignKey("messages.id", ondelete="CASCADE"))
-    position: Mapped[int]
+    conversation_id: Mapped[str] = mapped_column(Id, primary_key=True)
+    seq: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    position: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
     kind: Mapped[str] = mapped_column(sa.String(16))
     text: Mapped[str | None] = mapped_column(LongText)
     media_type: Mapped[str | None] = mapped_column(Name)
@@ -298,9 +309,7 @@ class BlobRow(Base):
 
     __tablename__ = "blobs"
 
-    conversation_id: Mapped[str] = mapped_column(
-        Id, sa.ForeignKey("conversations.id", ondelete="CASCADE"), primary_key=True
-    )
+    conversation_id: Mapped[str] = _conversation_id()
     sha256: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
     media_type: Mapped[str | None] = mapped_column(Name)
     size: Mapped[int]
@@ -308,29 +317,29 @@ class BlobRow(Base):
 
 
 class ToolCallRow(Base):
-    """The link between a tool call and its result."""
+    """The link between a tool call and its result, addressed by (conversation_id, call_id);
+    each end is a block's (seq, position). Links have no foreign keys to blocks (MariaDB
+    would want an index per key): every write that removes blocks removes or unlinks their
+    links in the same transaction."""
 
     __tablename__ = "tool_calls"
     __table_args__ = (
-        sa.UniqueConstraint("conversation_id", "call_id"),
         sa.CheckConstraint("status IN ('pending', 'answered', 'error')", name="status"),
+        # The schema's only secondary indexes, both for find_tool_calls across a namespace:
+        # by call id (get_tool_call without a conversation) and by tool name.
+        sa.Index(None, "call_id"),
+        sa.Index(None, "name"),
+        CLUSTERED,
     )
 
-    id: Mapped[str] = mapped_column(Id, primary_key=True)
-    conversation_id: Mapped[str] = mapped_column(
-        Id, sa.ForeignKey("conversations.id", ondelete="CASCADE")
-    )
-    call_id: Mapped[str] = mapped_column(Name, index=True)
-    name: Mapped[str] = mapped_column(Name, index=True)
+    conversation_id: Mapped[str] = _conversation_id()
+    call_id: Mapped[str] = mapped_column(Name, primary_key=True)
+    name: Mapped[str] = mapped_column(Name)
     status: Mapped[str] = mapped_column(sa.String(16))
-    call_block_id: Mapped[str] = mapped_column(
-        Id, sa.ForeignKey("blocks.id", ondelete="CASCADE"), index=True
-    )
     call_seq: Mapped[int]
-    result_block_id: Mapped[str | None] = mapped_column(
-        Id, sa.ForeignKey("blocks.id", ondelete="CASCADE"), index=True
-    )
+    call_position: Mapped[int]
     result_seq: Mapped[int | None]
+    result_position: Mapped[int | None]
 
 
 metadata = Base.metadata

@@ -61,11 +61,9 @@ def test_window_start_matches_definition(conversation, last):
         batch = msgs[lo:hi]
         refs = links.referenced_call_ids(batch)
         batch_known = {k: v for k, v in known.items() if k in refs}
-        block_ids = [[f"b{lo + i}.{j}" for j in range(len(m.content))] for i, m in enumerate(batch)]
-        plan = links.plan(batch, conversation_id="x", first_seq=lo, block_ids=block_ids,
-                          known=batch_known, prior_starts=starts)
+        plan = links.plan(batch, conversation_id="x", first_seq=lo, known=batch_known, prior_starts=starts)
         for row in plan.inserts:
-            known[row["call_id"]] = links.KnownCall(row["id"], row["call_seq"], row["result_block_id"] is not None)
+            known[row["call_id"]] = links.KnownCall(row["call_seq"], row["result_seq"] is not None)
         starts.update({lo + i: s for i, s in enumerate(plan.window_starts)})
     got = min((starts[s] for s in range(max(len(msgs) - last, 0), len(msgs))), default=len(msgs))
     assert got == _expected_start(msgs, last)
