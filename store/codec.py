@@ -210,35 +210,33 @@ def message_rows(dumped: Sequence[dict[str, Any]], *, conversation_id: str, firs
 
 MESSAGE_COLUMNS = ("seq", "role", *_MESSAGE_TEXT, "created_at", "utc_offset", "usage", "metadata", "extras")
 BLOCK_COLUMNS = ("kind", "text", "media_type", "tool_name", "call_id", "blob_sha256", "payload")
-"""The columns :func:`messages_from_rows` takes, in this order: a message's, then one of its blocks'."""
+"""The columns :func:`messages_from_rows` takes, in this order after ``seq`` and ``position``:
+a message's but its seq, then a block's (``position`` -1: a message, its blocks' columns NULL)."""
 
 
 def messages_from_rows(rows: Sequence[Sequence[Any]], blobs: Mapping[str, bytes]) -> list[Message]:
-    """Messages from rows of a message joined to its blocks (one row per block, in seq and
-    position order; NULL block columns for a message without blocks): validated in one
-    call into pydantic-core."""
+    """Messages from rows of messages and blocks in seq and position order (a message's row,
+    position -1, before its blocks'): validated in one call into pydantic-core."""
     with paused_gc():
         return MESSAGES.validate_python(_message_fields(rows, blobs))
 
 
 def _message_fields(rows: Sequence[Sequence[Any]], blobs: Mapping[str, bytes]) -> list[dict[str, Any]]:
-    width = len(MESSAGE_COLUMNS)
+    width = 1 + len(MESSAGE_COLUMNS)
     names = MESSAGE_COLUMNS[2:]
     fields: list[dict[str, Any]] = []
-    seq = None
     content: list[dict[str, Any]] = []
     for row in rows:
-        if row[0] != seq:
-            seq, role = row[0], row[1]
-            content = []
-            message: dict[str, Any] = {"role": role, "content": content}
-            for name, value in zip(names, row[2:width]):
-                if value is not None:
-                    message[name] = value
-            if (created_at := message.get("created_at")) is not None:
-                message["created_at"] = from_utc(created_at, message.get("utc_offset"))
-            message.pop("utc_offset", None)
-            fields.append(message)
-        if row[width] is not None:  # the block's kind
+        if row[1] >= 0:  # a block of the message before it
             content.append(block_fields(row[width:], blobs))
+            continue
+        content = []
+        message: dict[str, Any] = {"role": row[2], "content": content}
+        for name, value in zip(names, row[3:width]):
+            if value is not None:
+                message[name] = value
+        if (created_at := message.get("created_at")) is not None:
+            message["created_at"] = from_utc(created_at, message.get("utc_offset"))
+        message.pop("utc_offset", None)
+        fields.append(message)
     return fields

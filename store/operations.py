@@ -309,21 +309,30 @@ _WINDOW = (
     .scalar_subquery()
 )
 _CONVERSATION_AND_WINDOW = Prepared(sa.select(conversations, _WINDOW).where(*_OWNED))
-# No ids are read: a message's blocks follow it, in seq and position order.
+def _rows_of(table: sa.Table, position: Any, own: tuple[str, ...]) -> sa.Select[Any]:
+    """One side of the read: ``table``'s rows of a seq range, in READ_COLUMNS order (the
+    other side's columns NULL)."""
+    columns = [table.c[name] if name in own else sa.type_coerce(sa.null(), source.c[name].type).label(name)
+               for source, names in ((messages_t, MESSAGE_COLUMNS[1:]), (blocks_t, BLOCK_COLUMNS)) for name in names]
+    return sa.select(table.c.seq, position.label("position"), *columns).where(
+        table.c.conversation_id == sa.bindparam("cid"), table.c.seq >= sa.bindparam("start"),
+        table.c.seq < sa.bindparam("stop"))
+
+
+# Messages and their blocks in one statement, each side one range scan of its primary key
+# (a join of the two is planned as a quadratic loop when statistics predate the
+# conversation); a message (position -1) comes before its blocks.
 _MESSAGES = Prepared(
-    sa.select(*(messages_t.c[name] for name in MESSAGE_COLUMNS), *(blocks_t.c[name] for name in BLOCK_COLUMNS))
-    .outerjoin(blocks_t, sa.and_(blocks_t.c.conversation_id == messages_t.c.conversation_id,
-                                 blocks_t.c.seq == messages_t.c.seq))
-    .where(messages_t.c.conversation_id == sa.bindparam("cid"), messages_t.c.seq >= sa.bindparam("start"),
-           messages_t.c.seq < sa.bindparam("stop"))
-    .order_by(messages_t.c.seq, blocks_t.c.position)
+    sa.union_all(_rows_of(messages_t, sa.literal_column("-1", sa.Integer), MESSAGE_COLUMNS[1:]),
+                 _rows_of(blocks_t, blocks_t.c.position, BLOCK_COLUMNS))
+    .order_by("seq", "position")
 )
 _END = 2**31 - 1
 
 
 def get_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | None) -> Conversation:
     """At most three statements, whatever the length: the conversation's row with the
-    window's start, its messages joined to their blocks, and their binary payloads."""
+    window's start, its messages and their blocks (two key range scans in one statement), and their binary payloads."""
     found, start = locate(conn, scope, conversation_id, last)
     msgs = _messages(conn, conversation_id, start, windowed=last is not None)
     return Conversation(id=found.id, namespace=found.namespace, title=found.title,
@@ -349,8 +358,8 @@ def fetch_rows(conn: sa.Connection, conversation_id: str, start: int, windowed: 
     """The message rows joined to their block rows from ``start`` on, and the blobs they use
     (two statements at most)."""
     rows = _MESSAGES.run(conn, cid=conversation_id, start=start, stop=_END if stop is None else stop)
-    width = len(MESSAGE_COLUMNS)
-    return rows, _blobs(conn, conversation_id, [r[width:] for r in rows], everything=not windowed)
+    width = 1 + len(MESSAGE_COLUMNS)
+    return rows, _blobs(conn, conversation_id, [r[width:] for r in rows if r[1] >= 0], everything=not windowed)
 
 
 def _messages(conn: sa.Connection, conversation_id: str, start: int, windowed: bool,
