@@ -68,7 +68,7 @@ def _replay(store: ConversationStore, source: str, conversation_id: str, console
     for target in FORMATS:
         losses: list[Loss] = []
         value = store.load(conversation_id, format=target, on_loss=losses.append)
-        items = value.get("messages", value) if isinstance(value, dict) else value
+        items = value.get("messages", value.get("contents", value)) if isinstance(value, dict) else value
         counts = {action: sum(1 for loss in losses if loss.action == action)
                   for action in ("carried", "approximated", "dropped")}
         table.add_row(target, str(len(items)), *(str(n) if n else "-" for n in counts.values()))

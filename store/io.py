@@ -86,9 +86,9 @@ def _json_lines_of(path: str) -> Iterator[Any]:
 
 
 def single_message_as_list(data: Any) -> Any:
-    """A lone JSON object that is not a whole conversation (no ``messages`` list) is one
-    message: a file, or one line of JSON Lines on standard input."""
-    if isinstance(data, dict) and not isinstance(data.get("messages"), list):
+    """A lone JSON object that is not a whole conversation (no ``messages`` list, nor Gemini's
+    ``contents``) is one message: a file, or one line of JSON Lines on standard input."""
+    if isinstance(data, dict) and not isinstance(data.get("messages"), list) and not isinstance(data.get("contents"), list):
         return [data]
     return data
 

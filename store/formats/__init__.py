@@ -19,6 +19,7 @@ from . import (
     autogen,
     autogen_core,
     docent,
+    gemini,
     openai,
     openai_responses,
     qwen,
@@ -57,6 +58,7 @@ _ADAPTERS: tuple[tuple[ModuleType, str], ...] = (
     (agentscope2, "AgentScope 2.x Msg"),
     (agent_framework, "Microsoft Agent Framework Message (MEAI ChatMessage)"),
     (docent, "Docent chat messages"),
+    (gemini, "Google Gemini contents ({system_instruction, contents})"),
 )
 FORMATS: dict[str, Format] = {
     module.NAME: Format.from_module(module, description)
