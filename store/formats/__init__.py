@@ -22,6 +22,7 @@ from . import (
     gemini,
     openai,
     openai_responses,
+    pydantic_ai,
     qwen,
 )
 from ._common import Loss, Losses
@@ -59,6 +60,7 @@ _ADAPTERS: tuple[tuple[ModuleType, str], ...] = (
     (agent_framework, "Microsoft Agent Framework Message (MEAI ChatMessage)"),
     (docent, "Docent chat messages"),
     (gemini, "Google Gemini contents ({system_instruction, contents})"),
+    (pydantic_ai, "Pydantic AI message history (ModelMessagesTypeAdapter JSON)"),
 )
 FORMATS: dict[str, Format] = {
     module.NAME: Format.from_module(module, description)

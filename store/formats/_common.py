@@ -252,6 +252,7 @@ SPELLING: dict[str, dict[str, str | None]] = {
     "agent-framework": {"role": "source_role", "split": None},
     "docent": {"content": None, "as_is": None, "metadata": None, "tool_calls": None},
     "gemini": {"content": None, "joined": None, "form": None, "system_role": None},
+    "pydantic-ai": {"kind": None, "joined": None, "defaults": None, "timestamp": "created_at"},
 }
 """Per format, the keys of its message ``extras`` entry that only say how the source spelled
 what the canonical message holds anyway (string or list content, null or absent, how messages

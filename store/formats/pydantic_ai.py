@@ -1,0 +1,363 @@
+"""Pydantic AI message history as ``ModelMessagesTypeAdapter`` writes it (pydantic-ai-slim 2.x).
+
+A history is a list of ``ModelRequest`` (``kind: "request"``) and ``ModelResponse``
+(``kind: "response"``), each a list of parts. A request holds system prompts, user prompts
+(text or a list of text and multimodal items), tool returns and retries; a response holds
+text, thinking, tool calls, builtin (provider-run) tool calls *and their returns*, and
+files. On import each message is split into canonical messages by role (system, user,
+tool, assistant), the pieces after the first marked ``joined`` so that export puts them
+back into one message; a builtin tool return becomes a ``tool`` message inside its
+response, so every other format sees the call answered before the text after it.
+
+Conversion works on the validated input itself: what a part or item holds beyond the
+canonical fields (part timestamps, ids, provider details, ``outcome``, ...) is kept as it
+came in the block's ``extras["pydantic-ai"]`` (``part``: the part's other keys, on its
+first block; ``item``: a content item's), message keys in the message's (``fields`` when
+they hold information, ``defaults`` when they hold the schema's default), so a same-format
+round trip is exact. Parts with no canonical counterpart (compaction, speech, instruction
+and capability deltas) and items such as cache points are kept unchanged in a
+:class:`~store.model.DataBlock` (``raw``).
+
+The legacy ``retry-prompt`` part (1.x histories; 2.x loads it as a tool return with
+``outcome="retried"`` or as retry feedback) is read and written back as it came.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
+
+from ..errors import SchemaError
+from ..model import MESSAGES as CANONICAL
+from ..model import Message
+from ._common import Losses, b64decode_exact, dump_json, lost_extras, message_list, parse_json, validate
+
+NAME = "pydantic-ai"
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+def _by(key: str, models: dict[str, type[BaseModel]], other: type[BaseModel] | None = None) -> Any:
+    """A union picked by ``key`` (``part_kind``, ``kind``); values not listed go to ``other``."""
+    def pick(value: Any) -> str | None:
+        found = value.get(key) if isinstance(value, dict) else None
+        return found if found in models else ("other" if other is not None and isinstance(found, str) else None)
+
+    members = [Annotated[m, Tag(tag)] for tag, m in models.items()]
+    if other is not None:
+        members.append(Annotated[other, Tag("other")])
+    return Annotated[Union[tuple(members)], Discriminator(  # type: ignore[misc]
+        pick, custom_error_type=f"pydantic_ai_{key}",
+        custom_error_message=f"{key} is missing or not one of {', '.join(map(repr, models))}")]
+
+
+class UrlItem(_Open):
+    kind: Literal["image-url", "audio-url", "video-url", "document-url"]
+    url: str
+
+
+class BinaryItem(_Open):
+    kind: Literal["binary", "binary-image", "binary-audio"] = "binary"
+    data: str
+    media_type: str
+
+
+class TextItem(_Open):
+    kind: Literal["text-content"]
+    content: str
+
+
+class FileIdItem(_Open):
+    kind: Literal["uploaded-file"]
+    file_id: str
+    provider_name: str
+
+
+class OtherItem(_Open):
+    kind: Literal["cache-point", "structured-content"]
+
+
+_ITEMS = {"image-url": UrlItem, "audio-url": UrlItem, "video-url": UrlItem, "document-url": UrlItem,
+          "binary": BinaryItem, "binary-image": BinaryItem, "binary-audio": BinaryItem, "text-content": TextItem,
+          "uploaded-file": FileIdItem, "cache-point": OtherItem, "structured-content": OtherItem}
+Item = Union[str, _by("kind", _ITEMS)]  # type: ignore[misc]
+
+
+class SystemPromptPart(_Open):
+    content: str
+
+
+class UserPromptPart(_Open):
+    content: Union[str, list[Item]]  # type: ignore[valid-type]
+
+
+class ToolReturnPart(_Open):
+    tool_name: str
+    content: Any
+    tool_call_id: str | None = None
+
+
+class RetryPart(_Open):
+    content: Union[str, list[dict[str, Any]]]
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+
+
+class TextPart(_Open):
+    content: str
+
+
+class ThinkingPart(_Open):
+    content: str
+    signature: str | None = None
+
+
+class ToolCallPart(_Open):
+    tool_name: str
+    args: Union[str, dict[str, Any], None] = None
+    tool_call_id: str | None = None
+
+
+class FilePart(_Open):
+    content: BinaryItem
+
+
+_OTHER_REQUEST = ("speech", "capability-load-return", "tool-availability-delta", "capability-load-delta",
+                  "model-settings-delta", "instruction-delta", "instruction-baseline", "compaction")
+
+
+class OtherRequestPart(_Open):
+    part_kind: Literal[_OTHER_REQUEST]  # type: ignore[valid-type]
+
+
+class OtherResponsePart(_Open):
+    part_kind: Literal["compaction", "speech"]
+
+
+class ModelRequest(_Open):
+    kind: Literal["request"]
+    parts: list[_by("part_kind", {  # type: ignore[misc]
+        "system-prompt": SystemPromptPart, "user-prompt": UserPromptPart, "tool-return": ToolReturnPart,
+        "retry-prompt": RetryPart, "retry-feedback": RetryPart}, OtherRequestPart)]
+    timestamp: str | None = None
+
+
+class ModelResponse(_Open):
+    kind: Literal["response"]
+    parts: list[_by("part_kind", {  # type: ignore[misc]
+        "text": TextPart, "thinking": ThinkingPart, "tool-call": ToolCallPart, "builtin-tool-call": ToolCallPart,
+        "builtin-tool-return": ToolReturnPart, "file": FilePart}, OtherResponsePart)]
+    timestamp: str | None = None
+    model_name: str | None = None
+    usage: dict[str, Any] | None = None
+
+
+MESSAGES = TypeAdapter(list[_by("kind", {"request": ModelRequest, "response": ModelResponse})])  # type: ignore[misc]
+
+# The schema's defaults of message keys without a canonical field: such a key given with its
+# default is spelling (``defaults``), otherwise information (``fields``, reported when lost).
+_DEFAULTS: dict[str, Any] = {"state": "complete"}
+_MEDIA_KIND = {"image-url": "image", "audio-url": "audio", "video-url": "video", "document-url": "file"}
+_URL_KIND = {v: k for k, v in _MEDIA_KIND.items()}
+_PREFIX_KIND = {"image": "image", "audio": "audio", "video": "video"}
+# Which side of the history a part kind stands on, and the canonical role of its blocks.
+_ROLE = {"system-prompt": "system", "user-prompt": "user", "tool-return": "tool", "retry-feedback": "user",
+         "builtin-tool-return": "tool"}
+
+
+# --- to canonical --------------------------------------------------------------
+
+def _b64(text: str) -> bytes | None:
+    """Bytes from pydantic's URL-safe base64 (or the standard alphabet), only when exact."""
+    try:
+        data = base64.urlsafe_b64decode(text.encode("ascii"))
+    except (binascii.Error, ValueError, UnicodeEncodeError):
+        return b64decode_exact(text)
+    return data if base64.urlsafe_b64encode(data).decode("ascii") == text else b64decode_exact(text)
+
+
+def _rest(raw: dict[str, Any], used: Iterable[str]) -> dict[str, Any]:
+    return {k: v for k, v in raw.items() if k not in used}
+
+
+def _media(item: dict[str, Any]) -> dict[str, Any]:
+    """A binary or URL item as a canonical media block (its other keys kept in ``item``)."""
+    if "url" in item:
+        return {"kind": _MEDIA_KIND[item["kind"]], "url": item["url"], "media_type": item.get("media_type"),
+                "extras": {NAME: {"item": _rest(item, ("url",))}}}
+    data = _b64(item["data"])
+    kind = _PREFIX_KIND.get(item["media_type"].split("/")[0], "file")
+    used = ("data", "media_type") if data is not None else ("media_type",)  # inexact base64 stays as text
+    return {"kind": kind, "data": data, "media_type": item["media_type"],
+            "extras": {NAME: {"item": _rest(item, used)}}}
+
+
+def _item(item: Any) -> dict[str, Any]:
+    if isinstance(item, str):
+        return {"kind": "text", "text": item}
+    kind = item["kind"]
+    if kind == "text-content":
+        return {"kind": "text", "text": item["content"], "extras": {NAME: {"item": _rest(item, ("content",))}}}
+    if kind == "uploaded-file":
+        return {"kind": "file", "file_id": item["file_id"], "media_type": item.get("media_type"),
+                "extras": {NAME: {"item": _rest(item, ("file_id",))}}}
+    if kind in _ITEMS and _ITEMS[kind] in (UrlItem, BinaryItem):
+        return _media(item)
+    return {"kind": "data", "data": item, "extras": {NAME: {"raw": "item"}}}
+
+
+def _text_of(content: Any) -> tuple[str, bool]:
+    """A part's content as text: a string as it is, anything else as JSON (flagged)."""
+    return (content, False) if isinstance(content, str) else (dump_json(content), True)
+
+
+def _result(part: dict[str, Any], call_id: str) -> dict[str, Any]:
+    output, as_json = _text_of(part["content"])
+    outcome = part.get("outcome", "retried" if part["part_kind"] == "retry-prompt" else "success")
+    return {"kind": "tool_result", "call_id": call_id, "name": part.get("tool_name"), "output": output,
+            "is_error": outcome != "success", "extras": {NAME: {"json": as_json or None}}}
+
+
+def _call(part: dict[str, Any], call_id: str, synthesized: bool) -> dict[str, Any]:
+    args = part.get("args")
+    if isinstance(args, str):
+        arguments, error = parse_json(args)
+        return {"kind": "tool_call", "call_id": call_id, "name": part["tool_name"], "arguments": arguments,
+                "arguments_raw": args, "parse_error": error, "call_id_synthesized": synthesized}
+    return {"kind": "tool_call", "call_id": call_id, "name": part["tool_name"], "arguments": args,
+            "call_id_synthesized": synthesized}
+
+
+def _part_in(part: dict[str, Any], index: int, pos: int) -> tuple[str | None, list[dict[str, Any]], tuple[str, ...]]:
+    """A part's canonical role (None: that of its neighbours), blocks and the keys they hold."""
+    kind = part["part_kind"]
+    call_id = part.get("tool_call_id")
+    synthesized = not isinstance(call_id, str)
+    call_id = call_id if isinstance(call_id, str) else f"pydantic_ai_{index}_{pos}"
+    if kind == "user-prompt" and isinstance(part["content"], list) and part["content"]:
+        blocks = [_item(i) for i in part["content"]]
+        blocks[0].setdefault("extras", {}).setdefault(NAME, {})["form"] = "list"
+        return "user", blocks, ("content",)
+    if kind in ("system-prompt", "user-prompt", "text"):
+        return _ROLE.get(kind, "assistant"), [{"kind": "text", "text": part["content"]}], ("content",)
+    if kind in ("tool-return", "builtin-tool-return") or (kind == "retry-prompt" and part.get("tool_name")):
+        return "tool", [_result(part, call_id)], ("content", "tool_name", "tool_call_id")
+    if kind in ("retry-prompt", "retry-feedback"):
+        text, as_json = _text_of(part["content"])
+        return "user", [{"kind": "text", "text": text, "extras": {NAME: {"json": as_json or None}}}], ("content",)
+    if kind == "thinking" and part.get("id") == "redacted_thinking" and not part["content"]:
+        return "assistant", [{"kind": "reasoning", "redacted": True, "data": part.get("signature")}], (
+            "content", "signature")
+    if kind == "thinking":
+        return "assistant", [{"kind": "reasoning", "text": part["content"], "signature": part.get("signature")}], (
+            "content", "signature")
+    if kind in ("tool-call", "builtin-tool-call"):
+        return "assistant", [_call(part, call_id, synthesized)], ("tool_name", "args", "tool_call_id")
+    if kind == "file":
+        return "assistant", [_media(part["content"])], ("content",)
+    return None, [{"kind": "data", "data": part, "extras": {NAME: {"raw": "part"}}}], ()
+
+
+def _with_part(block: dict[str, Any], part: dict[str, Any], used: tuple[str, ...]) -> dict[str, Any]:
+    """``block`` marked as the first of ``part``, with the part's other keys."""
+    own = {k: v for k, v in block.get("extras", {}).get(NAME, {}).items() if v is not None}
+    if own.get("raw") != "part":  # a key given as null stays with the part: the block holds no null
+        own["part"] = _rest(part, [k for k in used if part.get(k) is not None])
+    if block["kind"] in ("tool_call", "tool_result") and "tool_call_id" not in part:
+        own["no_id"] = True
+    return {**block, "extras": {NAME: own}}
+
+
+def _usage(raw: Any) -> dict[str, Any] | None:
+    if not isinstance(raw, dict):
+        return None
+    return {"input_tokens": raw.get("input_tokens"), "output_tokens": raw.get("output_tokens"),
+            "extras": {NAME: _rest(raw, ("input_tokens", "output_tokens"))}}
+
+
+def _message_in(m: dict[str, Any], index: int) -> list[dict[str, Any]]:
+    groups: list[list[Any]] = []  # [role, blocks]
+    response = m["kind"] == "response"
+    for pos, part in enumerate(m["parts"]):
+        role, blocks, used = _part_in(part, index, pos)
+        blocks[0] = _with_part(blocks[0], part, used)
+        role = role or (groups[-1][0] if groups else ("assistant" if response else "user"))
+        if groups and groups[-1][0] == role:
+            groups[-1][1].extend(blocks)
+        else:
+            groups.append([role, blocks])
+    groups = groups or [["assistant" if response else "user", []]]
+    mapped = {"parts", "kind", "timestamp", "metadata", *(("model_name", "usage", "provider_response_id")
+                                                         if response else ())}
+    rest = _rest(m, mapped)
+    own: dict[str, Any] = {"kind": m["kind"]}
+    if (info := {k: v for k, v in rest.items() if v is not None and v != _DEFAULTS.get(k)}):
+        own["fields"] = info
+    if (spelling := {k: v for k, v in rest.items() if k not in info}):
+        own["defaults"] = spelling
+    for key in ("timestamp", "metadata", "model_name", "usage", "provider_response_id"):
+        if key in mapped and key in m and (m[key] is None or (key == "metadata" and not isinstance(m[key], dict))):
+            own.setdefault("defaults", {})[key] = m[key]
+    stamp = m.get("timestamp")
+    if isinstance(stamp, str):
+        own["timestamp"] = stamp
+    first = {"created_at": _datetime(stamp), "metadata": m.get("metadata") if isinstance(m.get("metadata"), dict)
+             else {}, "model": m.get("model_name"), "usage": _usage(m.get("usage")),
+             "external_id": m.get("provider_response_id") if response else None, "extras": {NAME: own}}
+    return [{"role": role, "content": blocks, "source_format": NAME, **(first if n == 0 else
+            {"extras": {NAME: {"joined": True}}})} for n, (role, blocks) in enumerate(groups)]
+
+
+def _datetime(text: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")) if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
+def _checked(messages: list[Any], base: int = 0) -> list[Any]:
+    try:
+        validate(MESSAGES, messages, NAME)
+    except SchemaError as exc:
+        raise SchemaError(NAME, [(i if i is None else i + base, path, why) for i, path, why in exc.problems]) from None
+    return messages
+
+
+def to_canonical(data: Any) -> list[Message]:
+    """Validate a Pydantic AI message history and convert it to canonical messages."""
+    messages = _checked(message_list(data, NAME))
+    return CANONICAL.validate_python([c for i, m in enumerate(messages) for c in _message_in(m, i)])
+
+
+def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
+    """:func:`to_canonical` chunk by chunk: each message converts on its own; errors name
+    the index in the whole stream."""
+    base = 0
+    for chunk in chunks:
+        _checked(chunk, base)
+        yield CANONICAL.validate_python([c for i, m in enumerate(chunk) for c in _message_in(m, base + i)])
+        base += len(chunk)
+
+
+def looks_like(data: Any) -> bool:
+    """Messages with ``kind`` request/response and a ``parts`` list of ``part_kind`` objects:
+    no other format names its parts so."""
+    try:
+        msgs = message_list(data, NAME)
+    except SchemaError:
+        return False
+    return bool(msgs) and all(
+        isinstance(m, dict) and m.get("kind") in ("request", "response") and isinstance(m.get("parts"), list)
+        and all(isinstance(p, dict) and "part_kind" in p for p in m["parts"]) for m in msgs)
+
+
+from ._pydantic_ai_write import from_canonical  # noqa: E402  (the writer imports the names above)
+
+__all__ = ["NAME", "from_canonical", "looks_like", "to_canonical", "to_canonical_stream"]
