@@ -19,6 +19,7 @@ from . import (
     autogen,
     autogen_core,
     docent,
+    langchain,
     gemini,
     openai,
     openai_responses,
@@ -59,6 +60,7 @@ _ADAPTERS: tuple[tuple[ModuleType, str], ...] = (
     (agentscope2, "AgentScope 2.x Msg"),
     (agent_framework, "Microsoft Agent Framework Message (MEAI ChatMessage)"),
     (docent, "Docent chat messages"),
+    (langchain, "LangChain messages (messages_to_dict items, dumpd, model_dump)"),
     (gemini, "Google Gemini contents ({system_instruction, contents})"),
     (pydantic_ai, "Pydantic AI message history (ModelMessagesTypeAdapter JSON)"),
 )

@@ -251,6 +251,7 @@ SPELLING: dict[str, dict[str, str | None]] = {
     "agentscope2": {"part": None, "created_at": "created_at"},
     "agent-framework": {"role": "source_role", "split": None},
     "docent": {"content": None, "as_is": None, "metadata": None, "tool_calls": None},
+    "langchain": {"content": None, "absent": None, "lc": None, "bare": None, "no_type": None, "kind": None},
     "gemini": {"content": None, "joined": None, "form": None, "system_role": None},
     "pydantic-ai": {"kind": None, "joined": None, "defaults": None, "timestamp": "created_at"},
 }

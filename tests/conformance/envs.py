@@ -56,6 +56,7 @@ CHECKERS: dict[str, Checker] = {
     "agentscope2": Checker("int-agentscope", "check_agentscope2.py"),
     "agent-framework": Checker("int-agent-framework", "check_agent_framework.py"),
     "docent": Checker("conf-docent", "check_docent.py"),
+    "langchain": Checker("conf-langchain", "check_langchain.py"),
     "gemini": Checker("conf-gemini", "check_gemini.py"),
     "pydantic-ai": Checker("conf-pydantic-ai", "check_pydantic_ai.py"),
 }
