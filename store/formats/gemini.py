@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-import mimetypes
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from itertools import groupby
 from typing import Any, Literal
 
@@ -33,10 +31,10 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from ..errors import SchemaError
 from ..model import (
-    AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock, HandoffBlock, ImageBlock,
-    Message, ReasoningBlock, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock, UsageBlock, VideoBlock,
+    AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock,
+    TextBlock, ToolCallBlock, ToolResultBlock, VideoBlock,
 )
-from ._common import Losses, dump_json, lost_extras, parse_data_uri, parse_json, unknown_fields, validate
+from ._common import Losses, dump_json, unknown_fields, validate
 
 NAME = "gemini"
 
@@ -114,8 +112,8 @@ _DATA = ("text", "inline_data", "file_data", "function_call", "function_response
          "code_execution_result")
 _OTHER_DATA = frozenset({"tool_call", "tool_response"})
 _MEDIA_KINDS = (("image/", ImageBlock), ("audio/", AudioBlock), ("video/", VideoBlock))
-_LANGUAGES = {"PYTHON": "python"}
-_LANGUAGE_OUT = {v: k for k, v in _LANGUAGES.items()}
+LANGUAGES = {"PYTHON": "python"}
+LANGUAGE_OUT = {v: k for k, v in LANGUAGES.items()}
 _OUTCOMES = {"OUTCOME_OK": 0, "OUTCOME_FAILED": 1}
 _RESPONSE_KEYS = {"output": False, "error": True}  # response key -> is_error (the API's convention)
 
@@ -135,17 +133,21 @@ def _b64_in(text: str) -> tuple[bytes | None, str | None]:
     return None, None
 
 
-def _b64_out(data: bytes, alphabet: str | None = None) -> str:
+def b64_out(data: bytes, alphabet: str | None = None) -> str:
     return base64.b64encode(data, altchars=b"+/" if alphabet == "standard" else b"-_").decode("ascii")
 
 
-def _is_b64(text: str) -> bool:
+def is_b64(text: str) -> bool:
     """Whether the SDK's bytes field takes ``text`` (a signature from another format)."""
     try:
         base64.b64decode(text.replace("-", "+").replace("_", "/"), validate=True)
     except (binascii.Error, ValueError):
         return False
     return True
+
+
+def outcome_out(exit_code: int | None) -> str | None:
+    return None if exit_code is None else ("OUTCOME_OK" if exit_code == 0 else "OUTCOME_FAILED")
 
 
 # --- to canonical --------------------------------------------------------------------
@@ -197,11 +199,11 @@ class _Reader:
                 return self.response(part.function_response, fields, index, pos)
             case "executable_code":
                 code = part.executable_code
-                return CodeBlock(code=code.code, language=_LANGUAGES.get(code.language or "", code.language),
+                return CodeBlock(code=code.code, language=LANGUAGES.get(code.language or "", code.language),
                                  extras=_note(fields=fields, inner=unknown_fields(code)))
         result = part.code_execution_result
         exit_code = _OUTCOMES.get(result.outcome or "")
-        kept_outcome = result.outcome if _outcome_out(exit_code) != result.outcome else None
+        kept_outcome = result.outcome if outcome_out(exit_code) != result.outcome else None
         return CodeResultBlock(output=result.output or "", exit_code=exit_code, extras=_note(
             fields=fields, inner=unknown_fields(result), outcome=kept_outcome, no_output=result.output is None))
 
@@ -309,257 +311,9 @@ def looks_like(data: Any) -> bool:
 
 # --- from canonical --------------------------------------------------------------------
 
-_NOT_IN_GEMINI = ("name", "external_id", "created_at", "model", "usage", "metadata")
-_NO_RESULT = "(no result was recorded)"
-
-
-def _outcome_out(exit_code: int | None) -> str | None:
-    return None if exit_code is None else ("OUTCOME_OK" if exit_code == 0 else "OUTCOME_FAILED")
-
-
-def _merge(out: dict[str, Any], extras: dict[str, Any], inner: str | None = None) -> dict[str, Any]:
-    own = extras.get(NAME, {})
-    if inner and own.get("inner"):
-        out[inner].update(own["inner"])
-    out.update(own.get("fields") or {})
-    return out
-
-
-class _Writer:
-    def __init__(self, messages: list[Message], losses: Losses) -> None:
-        self.losses = losses
-        calls = [b for m in messages for b in m.content if isinstance(b, ToolCallBlock)]
-        self.anonymous = {b.call_id for b in calls if b.call_id_synthesized or not b.call_id}
-        self.names = {b.call_id: b.name for b in calls}  # a response names its function; some results do not
-
-    def part(self, block: Block, index: int, native: bool) -> dict[str, Any] | None:
-        own = block.extras.get(NAME, {})
-        match block:
-            case TextBlock():
-                if native or block.text:  # an empty text part is refused by the API; it holds nothing
-                    return _merge({"text": block.text}, block.extras)
-            case ReasoningBlock():
-                return self._reasoning(block, index)
-            case ImageBlock() | AudioBlock() | VideoBlock() | FileBlock():
-                return self._media(block, index)
-            case ToolCallBlock():
-                return self._call(block, index)
-            case ToolResultBlock():
-                return self._response(block, index)
-            case CodeBlock():
-                language = _LANGUAGE_OUT.get(block.language or "", block.language)
-                if language is not None and language not in _LANGUAGES and not native:
-                    self.losses.add(index, "code.language", "approximated",
-                                    f"Gemini runs Python only: {language!r} sent as LANGUAGE_UNSPECIFIED")
-                    language = "LANGUAGE_UNSPECIFIED"
-                code = {"code": block.code, **({"language": language} if language is not None else {})}
-                return _merge({"executable_code": code}, block.extras, "executable_code")
-            case CodeResultBlock():
-                result: dict[str, Any] = {}
-                outcome = own["outcome"] if "outcome" in own else _outcome_out(block.exit_code)
-                if outcome is not None:
-                    result["outcome"] = outcome
-                if block.output or not own.get("no_output"):
-                    result["output"] = block.output
-                return _merge({"code_execution_result": result}, block.extras, "code_execution_result")
-            case DataBlock() if own.get("part") and isinstance(block.data, dict):
-                return dict(block.data)
-            case DataBlock():
-                return self._stand_in(index, "data", dump_json(block.data))
-            case RefusalBlock():
-                return self._stand_in(index, "refusal", block.text)
-            case ErrorBlock():
-                return self._stand_in(index, "error", f"[error] {block.message}")
-            case HandoffBlock():
-                return self._stand_in(index, "handoff", f"[handoff to {block.target}]")
-            case UsageBlock():
-                self.losses.add(index, "usage", detail="Gemini contents have no usage")
-        return None
-
-    def _stand_in(self, index: int, kind: str, text: str) -> dict[str, Any] | None:
-        self.losses.add(index, kind, "approximated", "rendered as text")
-        return {"text": text}
-
-    def _reasoning(self, block: ReasoningBlock, index: int) -> dict[str, Any] | None:
-        if block.redacted:
-            self.losses.add(index, "reasoning", detail="redacted reasoning has no Gemini form")
-            return None
-        part: dict[str, Any] = {"text": block.text, "thought": True}
-        if block.signature is not None and (NAME in block.extras or _is_b64(block.signature)):
-            part["thought_signature"] = block.signature
-        elif block.signature is not None:
-            self.losses.add(index, "reasoning.signature", detail="not base64, which thought_signature must be")
-        return _merge(part, block.extras)
-
-    def _media(self, block: ImageBlock | AudioBlock | VideoBlock | FileBlock, index: int) -> dict[str, Any] | None:
-        own = block.extras.get(NAME, {})
-        data, media = block.data, block.media_type
-        if data is None and block.url and (decoded := parse_data_uri(block.url)):
-            media, data = decoded
-        if data is not None or own.get("raw") is not None or (NAME in block.extras and not own.get("file")):
-            ref: dict[str, Any] = {}
-            if data is not None or own.get("raw") is not None:
-                ref["data"] = own.get("raw") or _b64_out(data or b"", own.get("alphabet"))
-            key = "inline_data"
-        elif block.url is not None or own.get("file"):
-            ref, key = ({"file_uri": block.url} if block.url is not None else {}), "file_data"
-        else:
-            self.losses.add(index, block.kind, detail="a file id is no Gemini file URI")
-            return None
-        if media is None and NAME not in block.extras:
-            media = mimetypes.guess_type(block.filename or block.url or "")[0] or "application/octet-stream"
-            self.losses.add(index, f"{block.kind}.media_type", "approximated", f"Gemini needs one: sent {media}")
-        if media is not None:
-            ref["mime_type"] = media
-        if block.filename is not None:
-            ref["display_name"] = block.filename
-        return _merge({key: ref}, block.extras, key)
-
-    def _call(self, block: ToolCallBlock, index: int) -> dict[str, Any]:
-        own = block.extras.get(NAME, {})
-        call: dict[str, Any] = {"name": block.name}
-        if block.call_id not in self.anonymous:
-            call["id"] = block.call_id
-        if isinstance(block.arguments, dict):
-            call["args"] = block.arguments
-        elif not own.get("no_args") and (block.arguments is not None or (block.arguments_raw or "").strip()):
-            raw = block.arguments_raw if block.arguments_raw is not None else dump_json(block.arguments)
-            self.losses.add(index, "tool_call.arguments", "approximated",
-                            f"function_call args must be a JSON object; sent {{}} instead of {raw[:80]!r}")
-            call["args"] = {}
-        return _merge({"function_call": call}, block.extras, "function_call")
-
-    def _response(self, block: ToolResultBlock, index: int) -> dict[str, Any]:
-        own = block.extras.get(NAME, {})
-        resp: dict[str, Any] = {"name": block.name or self.names.get(block.call_id) or ""}
-        if block.call_id not in self.anonymous and not own.get("no_id"):
-            resp["id"] = block.call_id
-        if not resp["name"]:
-            self.losses.add(index, "tool_result.name", "approximated", "Gemini responses name their function: sent ''")
-        if not own.get("no_response"):
-            resp["response"] = self._response_body(block, own, index)
-        return _merge({"function_response": resp}, block.extras, "function_response")
-
-    def _response_body(self, block: ToolResultBlock, own: dict[str, Any], index: int) -> dict[str, Any]:
-        key = "error" if block.is_error else "output"
-        output = block.output
-        if not isinstance(output, str):
-            texts = [b.text for b in output if isinstance(b, TextBlock)]
-            if len(texts) < len(output):
-                self.losses.add(index, "tool_result.output", detail="Gemini responses hold JSON, not media")
-            output = "\n".join(texts)
-        if block.error is not None:
-            self.losses.add(index, "tool_result.error", detail="Gemini responses have only the error text")
-        if own.get("json") is not None:
-            value, failed = parse_json(output) if output else (None, None)
-            if failed is None:
-                return value if own["json"] == "." else {own["json"]: value}
-        return {key: output}
-
-    def results(self, blocks: list[dict[str, Any]], calls: list[dict[str, Any]], index: int) -> list[dict[str, Any]]:
-        """The responses of a user turn after a model turn with ``calls``: in the calls' order,
-        a missing one answered with an error (the API wants every call answered)."""
-        responses = [b for b in blocks if "function_response" in b]
-        rest = [b for b in blocks if "function_response" not in b]
-        ordered: list[dict[str, Any]] = []
-        for call in calls:
-            match = next((r for r in responses if _answers(r, call)), None)
-            if match is None:
-                self.losses.add(index, "tool_result", "approximated",
-                                f"no response for {call.get('name')!r}: answered with {_NO_RESULT!r}")
-                match = {"function_response": {"name": call["name"], "response": {"error": _NO_RESULT},
-                                               **({"id": call["id"]} if "id" in call else {})}}
-            else:
-                responses.remove(match)
-            ordered.append(match)
-        for stray in responses:  # answers no call of the turn before: the API would refuse it
-            self.losses.add(index, "tool_result", "approximated", "answers no function_call before it: as text")
-            resp = stray["function_response"]
-            rest.append({"text": f"[result of {resp['name']}] {dump_json(resp.get('response'))}"})
-        if ordered + rest != blocks:
-            self.losses.add(index, "tool_result", "approximated", "put in the order of the calls, first in the turn")
-        return ordered + rest
-
-
-def _answers(response: dict[str, Any], call: dict[str, Any]) -> bool:
-    resp = response["function_response"]
-    return resp.get("id") == call.get("id") if "id" in call or "id" in resp else resp["name"] == call["name"]
-
-
-def _system_out(messages: list[tuple[int, Message]], writer: _Writer, first_chat: int | None) -> Any:
-    """The one system_instruction, from every system message in order."""
-    parts: list[dict[str, Any]] = []
-    for n, (index, msg) in enumerate(messages):
-        if n:
-            writer.losses.add(index, "role", "approximated", "merged into the one system_instruction")
-        elif first_chat is not None and index > first_chat:
-            writer.losses.add(index, "role", "approximated", "moved to the system_instruction")
-        parts += [p for b in msg.content if (p := writer.part(b, index, msg.source_format == NAME))]
-    own = messages[0][1].extras.get(NAME, {})
-    if len(messages) == 1 and own.get("content") == "str" and len(parts) == 1 and parts[0].keys() == {"text"}:
-        return parts[0]["text"]
-    out: dict[str, Any] = {"parts": parts}
-    if own.get("system_role") is not None:
-        out["role"] = own["system_role"]
-    return _merge(out, messages[0][1].extras)
-
 
 def from_canonical(messages: list[Message], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:
     """Canonical messages as ``{"system_instruction"?, "contents"}`` (or the bare list they were read from)."""
-    writer = _Writer(messages, losses)
-    system = [(i, m) for i, m in enumerate(messages) if m.role == "system"]
-    chat = [(i, m) for i, m in enumerate(messages) if m.role != "system"]
-    turns: list[_Turn] = []
-    for index, msg in chat:
-        own, native = msg.extras.get(NAME, {}), msg.source_format == NAME
-        for name in _NOT_IN_GEMINI:
-            if getattr(msg, name):
-                losses.add(index, name, detail="Gemini contents have no such field")
-        for lost in lost_extras(msg, NAME):
-            losses.add(index, lost, detail="a field of another format")
-        parts = [p for b in msg.content if (p := writer.part(b, index, native))]
-        results = not native and msg.role == "tool"
-        if turns and (own.get("joined") or (results and turns[-1].results)):
-            turns[-1].content["parts"] += parts  # the rest of one Content, or responses to one model turn
-        elif parts or native:  # an empty foreign message holds nothing (dropped blocks were reported)
-            content = {"role": "model" if msg.role == "assistant" else "user", "parts": parts}
-            turns.append(_Turn(_merge(content, msg.extras) if native else content, index, native, results))
-    contents = _link(turns, writer)
-    head = messages[0].extras.get(NAME, {}) if messages else {}
-    prompt = _system_out(system, writer, chat[0][0] if chat else None) if system else None
-    if head.get("form") == "list" and prompt is None:
-        return contents
-    out: dict[str, Any] = dict(head.get("request") or {})
-    if prompt is not None:
-        out["system_instruction"] = prompt
-    out["contents"] = contents
-    return out
+    from ._gemini_write import write  # the writer imports the helpers above
 
-
-@dataclass
-class _Turn:
-    """A Content being written; ``index`` is its first canonical message's."""
-
-    content: dict[str, Any]
-    index: int
-    native: bool  # read from Gemini: written back as it was
-    results: bool  # foreign tool responses only
-
-
-def _link(turns: list[_Turn], writer: _Writer) -> list[dict[str, Any]]:
-    """A model turn's calls answered by the next turn, a user one, its responses first in the
-    calls' order (the API's rule; a conversation may end with calls pending)."""
-    out: list[dict[str, Any]] = []
-    for n, turn in enumerate(turns):
-        out.append(turn.content)
-        calls = [p["function_call"] for p in turn.content["parts"] if "function_call" in p]
-        if not calls or turn.content["role"] != "model" or n + 1 == len(turns):
-            continue
-        after = turns[n + 1]
-        if turn.native and after.native:
-            continue
-        if after.content["role"] != "user":
-            after = _Turn({"role": "user", "parts": []}, turn.index, False, True)
-            turns.insert(n + 1, after)
-        after.content["parts"] = writer.results(after.content["parts"], calls, after.index)
-    return out
+    return write(messages, losses)
