@@ -266,7 +266,7 @@ class _Writer:
             if legacy is not None:
                 data["additional_kwargs"]["function_call"] = legacy
         elif kind == "chat":
-            data["role"] = msg.source_role or msg.role
+            data["role"] = msg.source_role if msg.source_role is not None else msg.role
         if blocks or not calls or notes:
             self.out.append(_wrap(data, notes))
         if calls and kind != "ai":
