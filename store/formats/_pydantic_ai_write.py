@@ -206,7 +206,7 @@ class _Writer:
             content = parse_json(block.output)[0] if isinstance(block.output, str) else content
         elif not isinstance(content, str):
             content = [item for b in block.output if (item := self._item(b, index)) is not None]
-        name = block.name or self.names.get(block.call_id)
+        name = block.name if block.name is not None else self.names.get(block.call_id)
         if name is None:
             self.losses.add(index, "tool_result.name", "approximated", "the tool's name is unknown: written as ''")
         part = {"tool_name": name or "", "content": content, "part_kind": kind}
@@ -230,8 +230,9 @@ class _Writer:
                 if block.data is None:
                     self.losses.add(index, "reasoning", detail="redacted reasoning without its data")
                     return
-                self._part(target, block, {"content": "", "id": "redacted_thinking", "signature": block.data,
-                                           "provider_name": "anthropic", "part_kind": "thinking"})
+                built = {"content": "", "id": "redacted_thinking", "signature": block.data, "part_kind": "thinking"}
+                # Anthropic's redacted thinking, as pydantic-ai's Anthropic model reads it in
+                self._part(target, block, built if "part" in own else {**built, "provider_name": "anthropic"})
             case ReasoningBlock():
                 built = {"content": block.text, "part_kind": "thinking"}
                 self._part(target, block, built if block.signature is None else {**built, "signature": block.signature})

@@ -194,7 +194,9 @@ def _media(item: dict[str, Any]) -> dict[str, Any]:
                 "extras": {NAME: {"item": _rest(item, ("url",))}}}
     data = _b64(item["data"])
     kind = _PREFIX_KIND.get(item["media_type"].split("/")[0], "file")
-    used = ("data", "media_type") if data is not None else ("media_type",)  # inexact base64 stays as text
+    # Base64 pydantic would not write back the same (standard alphabet, odd padding) stays as text
+    exact = data is not None and base64.urlsafe_b64encode(data).decode("ascii") == item["data"]
+    used = ("data", "media_type") if exact else ("media_type",)
     return {"kind": kind, "data": data, "media_type": item["media_type"],
             "extras": {NAME: {"item": _rest(item, used)}}}
 
@@ -241,7 +243,9 @@ def _part_in(part: dict[str, Any], index: int, pos: int) -> tuple[str | None, li
     call_id = part.get("tool_call_id")
     synthesized = not isinstance(call_id, str)
     call_id = call_id if isinstance(call_id, str) else f"pydantic_ai_{index}_{pos}"
-    if kind == "user-prompt" and isinstance(part["content"], list) and part["content"]:
+    if kind == "user-prompt" and part["content"] == []:  # no item to hold the part: kept as it is
+        return "user", [{"kind": "data", "data": part, "extras": {NAME: {"raw": "part"}}}], ()
+    if kind == "user-prompt" and isinstance(part["content"], list):
         blocks = [_item(i) for i in part["content"]]
         blocks[0].setdefault("extras", {}).setdefault(NAME, {})["form"] = "list"
         return "user", blocks, ("content",)
