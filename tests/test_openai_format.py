@@ -147,3 +147,21 @@ def test_random_input_only_ever_raises_schema_errors(data):
         convert(data, from_="openai", to="openai")
     except SchemaError:
         pass
+
+
+def test_a_tool_messages_own_fields_are_reported_when_dropped():
+    from datetime import datetime, timezone
+
+    from store.formats import write
+    from store.model import Message, ToolCallBlock, ToolResultBlock
+
+    messages = [
+        Message(role="assistant", content=[ToolCallBlock(call_id="c1", name="f", arguments={})]),
+        Message(role="tool", content=[ToolResultBlock(call_id="c1", output="ok")], external_id="m-7",
+                created_at=datetime(2026, 1, 1, tzinfo=timezone.utc), metadata={"k": 1},
+                extras={"langchain": {"artifact": [1, 2]}}),
+    ]
+    value, losses = write(messages, "openai")
+    assert value[1] == {"role": "tool", "tool_call_id": "c1", "content": "ok"}
+    lost = {(loss.index, loss.field) for loss in losses}
+    assert {(1, "external_id"), (1, "created_at"), (1, "metadata"), (1, "extras.langchain.artifact")} <= lost

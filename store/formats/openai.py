@@ -464,11 +464,11 @@ def _message_out(msg: Message, index: int, losses: Losses) -> list[dict[str, Any
             refusal = block.text
         else:
             rest.append(block)
+    _report_message_fields(msg, index, losses)  # a tool message's fields too: never dropped in silence
     if msg.role == "tool" and not rest:
         return out
     role = "user" if msg.role == "tool" else _role(msg)
     parts = _parts_for(role, rest, index, losses)
-    _report_message_fields(msg, index, losses)
     if not (parts or calls or legacy or refusal is not None or NAME in msg.extras):
         if msg.content:  # everything in it was dropped (reported above): no empty message
             return out
