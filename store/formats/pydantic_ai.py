@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
 from ..errors import SchemaError
 from ..model import MESSAGES as CANONICAL
 from ..model import Message
-from ._common import Losses, b64decode_exact, dump_json, lost_extras, message_list, parse_json, validate
+from ._common import b64decode_exact, dump_json, message_list, parse_json, validate
 
 NAME = "pydantic-ai"
 
