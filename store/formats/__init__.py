@@ -25,6 +25,7 @@ from . import (
     openai_responses,
     pydantic_ai,
     qwen,
+    vercel_ai,
 )
 from ._common import Loss, Losses
 from ._ids import fill_call_ids
@@ -63,6 +64,7 @@ _ADAPTERS: tuple[tuple[ModuleType, str], ...] = (
     (langchain, "LangChain messages (messages_to_dict items, dumpd, model_dump)"),
     (gemini, "Google Gemini contents ({system_instruction, contents})"),
     (pydantic_ai, "Pydantic AI message history (ModelMessagesTypeAdapter JSON)"),
+    (vercel_ai, "Vercel AI SDK UIMessage[] (useChat messages, AI SDK 5+)"),
 )
 FORMATS: dict[str, Format] = {
     module.NAME: Format.from_module(module, description)

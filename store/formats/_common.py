@@ -254,6 +254,7 @@ SPELLING: dict[str, dict[str, str | None]] = {
     "langchain": {"content": None, "absent": None, "lc": None, "bare": None, "no_type": None, "kind": None},
     "gemini": {"content": None, "joined": None, "form": None, "system_role": None},
     "pydantic-ai": {"kind": None, "joined": None, "defaults": None, "timestamp": "created_at"},
+    "vercel-ai": {"joined": None, "step": None},
 }
 """Per format, the keys of its message ``extras`` entry that only say how the source spelled
 what the canonical message holds anyway (string or list content, null or absent, how messages

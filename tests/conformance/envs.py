@@ -3,7 +3,9 @@
 Each format's checker (``tests/conformance/check_<mod>.py``) runs under a venv that
 holds the real framework package: the integration suite's venv of that framework where
 there is one (``tests/integrations/pins/int-*.txt``), else one of its own
-(``tests/conformance/pins/conf-*.txt``). Venvs are built in ``<repo>/.conformance/<env>`` (gitignored) on first use; a stamp file (the
+(``tests/conformance/pins/conf-*.txt``); a format whose package is a JavaScript one runs its
+checker under ``node`` in an npm project of its own (``pins/npm-<name>/``, see
+:func:`_ensure_npm`). Venvs are built in ``<repo>/.conformance/<env>`` (gitignored) on first use; a stamp file (the
 hash of the pins) makes that happen once per machine. The core package never sees
 these venvs.
 """
@@ -14,6 +16,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -59,6 +62,8 @@ CHECKERS: dict[str, Checker] = {
     "langchain": Checker("conf-langchain", "check_langchain.py"),
     "gemini": Checker("conf-gemini", "check_gemini.py"),
     "pydantic-ai": Checker("conf-pydantic-ai", "check_pydantic_ai.py"),
+    "otel-genai": Checker("conf-otel-genai", "check_otel_genai.py"),
+    "vercel-ai": Checker("npm-ai", "check_vercel_ai.mjs"),
 }
 """Format name -> the venv and script that check values exported in that format.
 
@@ -199,7 +204,7 @@ def ensure_env(env: str) -> Path:
     """
     if env not in _ensured:
         try:
-            _ensured[env] = _ensure(env)
+            _ensured[env] = _ensure_npm(env) if env.startswith(NPM) else _ensure(env)
         except EnvBuildError as exc:
             _ensured[env] = exc
         except OSError as exc:
@@ -234,10 +239,45 @@ def _ensure(env: str) -> Path:
     return python
 
 
+NPM = "npm-"
+"""Envs named ``npm-<name>`` are npm projects: ``pins/<env>/package.json`` and its
+``package-lock.json`` (exact versions), installed with ``npm ci``; their checkers are
+``.mjs`` scripts run by ``node``."""
+
+
+def _ensure_npm(env: str) -> Path:
+    """The ``node`` that runs ``env``'s checker, after ``npm ci --ignore-scripts`` of the pinned
+    project into ``.conformance/<env>`` when its stamp (the lock file's hash) is missing or stale.
+    No node or npm on PATH is a build error (a skip locally, a failure with ``CI=true``)."""
+    project = PINS / env
+    lock = project / "package-lock.json"
+    if not lock.is_file():
+        raise EnvBuildError(f"no {shown(lock)}")
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        raise EnvBuildError(f"{env} needs node and npm on PATH (found node={node}, npm={npm})")
+    target, wanted = ENVS / env, _pins_hash(lock)
+    stamp = target / STAMP
+    with _locked(env):
+        if stamp.is_file() and stamp.read_text().strip() == wanted and (target / "node_modules").is_dir():
+            return Path(node)
+        target.mkdir(parents=True, exist_ok=True)
+        stamp.unlink(missing_ok=True)
+        log = ENVS / f"{env}.log"
+        log.write_text(f"# building {env} from {shown(project)} at {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        for name in ("package.json", "package-lock.json"):
+            shutil.copyfile(project / name, target / name)
+        # --ignore-scripts: no install script of any dependency runs on this machine
+        _run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", str(target)], log)
+        stamp.write_text(wanted + "\n")
+    return Path(node)
+
+
 def main(argv: list[str]) -> int:
     """``python -m tests.conformance.envs [env ...]``: build (or verify) envs, all by default
 (the checkers' and the integration suites')."""
-    names = argv or sorted({c.env for c in CHECKERS.values()} | {p.stem for d in PIN_DIRS for p in d.glob("*.txt")})
+    names = argv or sorted({c.env for c in CHECKERS.values()} | {p.stem for d in PIN_DIRS for p in d.glob("*.txt")}
+                           | {p.name for p in PINS.glob(f"{NPM}*") if p.is_dir()})
     failed = 0
     for env in names:
         started = time.monotonic()
