@@ -62,13 +62,22 @@ def _lookup(store: ConversationStore, conversation_id: str, console: Console) ->
     console.print(render.tool_call(record))
 
 
+def _messages_of(value: Any) -> list[Any]:
+    """The messages of an exported value: the list, or the object's list(s) of them."""
+    if not isinstance(value, dict):
+        return value
+    if "input_messages" in value or "output_messages" in value:  # OTel GenAI: the two attributes
+        return [*value.get("input_messages", []), *value.get("output_messages", [])]
+    return value.get("messages", value.get("contents", value))
+
+
 def _replay(store: ConversationStore, source: str, conversation_id: str, console: Console) -> None:
     table = Table("target", "messages", "carried", "approximated", "dropped",
                   title=f"\n3. replayed the {source} sample in every format (fields per kind of loss)")
     for target in FORMATS:
         losses: list[Loss] = []
         value = store.load(conversation_id, format=target, on_loss=losses.append)
-        items = value.get("messages", value.get("contents", value)) if isinstance(value, dict) else value
+        items = _messages_of(value)
         counts = {action: sum(1 for loss in losses if loss.action == action)
                   for action in ("carried", "approximated", "dropped")}
         table.add_row(target, str(len(items)), *(str(n) if n else "-" for n in counts.values()))

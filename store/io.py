@@ -85,10 +85,15 @@ def _json_lines_of(path: str) -> Iterator[Any]:
                 raise InputError(f"{path}: invalid JSON Lines at line {number}, column {exc.colno}: {exc.msg}") from None
 
 
+_WHOLE = ("messages", "contents", "input_messages", "output_messages")
+"""The members that make a JSON object a whole conversation."""
+
+
 def single_message_as_list(data: Any) -> Any:
     """A lone JSON object that is not a whole conversation (no ``messages`` list, nor Gemini's
-    ``contents``) is one message: a file, or one line of JSON Lines on standard input."""
-    if isinstance(data, dict) and not isinstance(data.get("messages"), list) and not isinstance(data.get("contents"), list):
+    ``contents``, nor OTel GenAI's ``input_messages`` / ``output_messages``) is one message: a
+    file, or one line of JSON Lines on standard input."""
+    if isinstance(data, dict) and not any(isinstance(data.get(k), list) for k in _WHOLE):
         return [data]
     return data
 

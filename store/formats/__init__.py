@@ -23,6 +23,7 @@ from . import (
     gemini,
     openai,
     openai_responses,
+    otel_genai,
     pydantic_ai,
     qwen,
     vercel_ai,
@@ -64,6 +65,7 @@ _ADAPTERS: tuple[tuple[ModuleType, str], ...] = (
     (langchain, "LangChain messages (messages_to_dict items, dumpd, model_dump)"),
     (gemini, "Google Gemini contents ({system_instruction, contents})"),
     (pydantic_ai, "Pydantic AI message history (ModelMessagesTypeAdapter JSON)"),
+    (otel_genai, "OpenTelemetry GenAI messages ({system_instructions, input_messages, output_messages})"),
     (vercel_ai, "Vercel AI SDK UIMessage[] (useChat messages, AI SDK 5+)"),
 )
 FORMATS: dict[str, Format] = {

@@ -254,6 +254,7 @@ SPELLING: dict[str, dict[str, str | None]] = {
     "langchain": {"content": None, "absent": None, "lc": None, "bare": None, "no_type": None, "kind": None},
     "gemini": {"content": None, "joined": None, "form": None, "system_role": None},
     "pydantic-ai": {"kind": None, "joined": None, "defaults": None, "timestamp": "created_at"},
+    "otel-genai": {"form": None, "absent": None, "instructions": None, "output": None},
     "vercel-ai": {"joined": None, "step": None},
 }
 """Per format, the keys of its message ``extras`` entry that only say how the source spelled
