@@ -36,7 +36,7 @@ class _Writer:
         self.out: list[dict[str, Any]] = []
         self.current: dict[str, Any] | None = None  # the assistant UIMessage a next step joins
         self.after_results = False  # the message before was tool results: a foreign step continues the turn
-        self.calls: dict[str, tuple[int, dict[str, Any]]] = {}  # call id -> (UIMessage, its part), unanswered
+        self.calls: dict[str, list[tuple[int, dict[str, Any]]]] = {}  # call id -> (UIMessage, part) awaiting a result
         self.ids = {m.external_id for m in messages if m.external_id is not None}
 
     # --- messages ------------------------------------------------------------------------
@@ -63,8 +63,8 @@ class _Writer:
             part = self.part(block, index, native)
             if part is not None:
                 target["parts"].append(part)
-                if isinstance(block, ToolCallBlock):
-                    self.calls[block.call_id] = (len(self.out) - 1, part)
+                if isinstance(block, ToolCallBlock) and not (native and block.extras.get(NAME, {}).get("open")):
+                    self.calls.setdefault(block.call_id, []).append((len(self.out) - 1, part))
         for block in results:  # results inside the message (a provider-run tool): into their call's part
             self.result(block, index)
         self.current = target if msg.role == "assistant" else None
@@ -178,7 +178,8 @@ class _Writer:
 
     def result(self, block: ToolResultBlock, index: int) -> None:
         own = block.extras.get(NAME, {})
-        found = self.calls.pop(block.call_id, None)
+        waiting = self.calls.get(block.call_id)
+        found = waiting.pop(0) if waiting else None
         if found is None:
             part = self._orphan(block, index)
         else:

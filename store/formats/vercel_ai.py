@@ -170,8 +170,10 @@ def _call(part: ToolPart) -> ToolCallBlock:
     fields = {k: v for k, v in (unknown_fields(part) or {}).items() if k not in _RESULT_FIELDS and k not in _CALL_KEYS}
     if "toolName" in given and (not dynamic or part.toolName is None):  # not the name's own place
         fields["toolName"] = part.toolName
+    # open: the part holds no result, so export gives it none (ids may repeat: results find their
+    # call by id, the oldest call still waiting for one)
     return ToolCallBlock(call_id=part.toolCallId, name=name, arguments=part.input, extras=_note(
-        dynamic=dynamic, state=part.state if part.state not in FINISHED and part.state != "input-available" else None,
+        dynamic=dynamic, open=part.state not in FINISHED, state=part.state if part.state not in FINISHED and part.state != "input-available" else None,
         no_input="input" not in given, fields=fields or None))
 
 
