@@ -13,6 +13,7 @@ from store.gcpause import paused_gc
 from store.limits import Limits
 
 from .databases import Database
+from .report import OTHER_FORMAT
 
 
 class Contestant:
@@ -49,6 +50,13 @@ class Contestant:
         raise NotImplementedError
 
     def load(self, conversation: Any) -> Any:
+        raise NotImplementedError
+
+    other_format: str | None = None
+    """The format ``load_other`` converts to (None: the contestant has no such load)."""
+
+    def load_other(self, conversation: Any) -> Any:
+        """The conversation read back in ``other_format``, not the one it was stored in."""
         raise NotImplementedError
 
     def last(self, conversation: Any, n: int) -> Any:
@@ -113,6 +121,15 @@ class Convstore(_OnStore):
 
     def load(self, conversation: Any) -> Any:
         return self.store.load(conversation, format="openai")
+
+    other_format = OTHER_FORMAT
+    """Stored as OpenAI, read as Anthropic Messages: the system prompt moves out to ``system``, tool
+    results become ``tool_result`` blocks of user turns (consecutive ones merged), calls become
+    ``tool_use`` blocks with parsed arguments, images ``base64`` sources; the reasoning kept in
+    OpenAI extras is dropped (a reported loss, not an error)."""
+
+    def load_other(self, conversation: Any) -> Any:
+        return self.store.load(conversation, format=self.other_format)
 
     def last(self, conversation: Any, n: int) -> Any:
         return self.store.load(conversation, format="openai", last=n)

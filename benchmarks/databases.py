@@ -138,3 +138,50 @@ def durability(backend: str) -> str:
     with _admin(backend).connect() as conn:
         values = [conn.exec_driver_sql(q).scalar() for q in queries]
     return ", ".join(f"{n}={v}" for n, v in zip(names, values, strict=True))
+
+
+def size(db: Database) -> int:
+    """Bytes the database takes on disk now (untimed; call it after :func:`settle`).
+
+    SQLite: the file plus its ``-wal``, after ``PRAGMA wal_checkpoint(TRUNCATE)`` through a
+    connection of its own. PostgreSQL: ``pg_database_size`` (tables, TOAST, indexes, catalogs; not
+    the server's WAL). MariaDB: ``data_length + index_length`` of the database's tables after
+    ``ANALYZE TABLE`` (InnoDB's allocated pages)."""
+    return {"sqlite": _sqlite_size, "postgresql": _pg_size, "mariadb": _mariadb_size}[db.backend](db)
+
+
+def _sqlite_size(db: Database) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(db.path, timeout=30)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    finally:
+        conn.close()
+    files = (db.path, db.path.with_name(db.path.name + "-wal"))
+    return sum(f.stat().st_size for f in files if f.exists())
+
+
+def _pg_size(db: Database) -> int:
+    import psycopg
+
+    with psycopg.connect(db.libpq, autocommit=True) as conn:
+        return int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
+
+
+def _mariadb_size(db: Database) -> int:
+    import pymysql
+
+    conn = pymysql.connect(**db.mysql_args(), autocommit=True)
+    try:
+        cur = conn.cursor()
+        cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()")
+        tables = [name for (name,) in cur.fetchall()]
+        if tables:
+            cur.execute("ANALYZE TABLE " + ", ".join(f"`{t}`" for t in tables))
+            cur.fetchall()
+        cur.execute("SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables"
+                    " WHERE table_schema = DATABASE()")
+        return int(cur.fetchone()[0])
+    finally:
+        conn.close()

@@ -84,17 +84,18 @@ def latencies(fn: Callable[[Any], Any], args: Iterable[Any], budget_s: float, mi
 
 
 Samples = dict[str, list[float]]
-Calls = dict[str, Callable[[Any], Any]]
+Calls = dict[Any, Callable[[Any], Any]]
+"""A call per key (a contestant's name, or its name and a metric)."""
 
 
-def interleaved(calls: Calls, args: list[Any], budget_s: float, min_n: int = 3) -> dict[str, list[float]]:
+def interleaved(calls: Calls, args: list[Any], budget_s: float, min_n: int = 3) -> dict[Any, list[float]]:
     """Seconds per call for each contestant, taking turns call by call (a burst of noise hits
     everyone alike). One warm-up call each; a contestant stops once it has spent its budget
     (after at least ``min_n`` calls), the others go on to the end of ``args``."""
     for fn in calls.values():
         fn(args[0])
     gc.collect()
-    out: dict[str, list[float]] = {name: [] for name in calls}
+    out: dict[Any, list[float]] = {name: [] for name in calls}
     spent = dict.fromkeys(calls, 0.0)
     for arg in args:
         active = [n for n in calls if spent[n] <= budget_s or len(out[n]) < min_n]
@@ -134,26 +135,40 @@ def run_round(order: list[Contestant], backend: str, size: int, work: Workloads,
 
 def _ingest_and_lookup(order: list[Contestant], dbs: list[databases.Database], size: int, work: Workloads,
                        out: dict[str, Samples]) -> None:
+    measured = "ingest" in work.plan.only
+    before = [databases.size(db) for db in dbs] if measured else []  # tables created, nothing stored
     for c in order:
         prepared = work.for_(c, f"big@{size}")
         seconds, _ = timed(c.ingest, prepared)
-        if "ingest" in work.plan.only:
+        if measured:
             out[c.name][f"ingest@{size}"] = [len(prepared) / seconds]
     for db in dbs:
         databases.settle(db)
+    if measured:
+        _bytes_per_message(order, dbs, before, size, out)
     if "toolcall" in work.plan.only:
         calls = {c.name: c.tool_call for c in order}
         for name, values in interleaved(calls, work.lookup_ids(size), work.plan.budget_s).items():
             out[name][f"toolcall@{size}"] = values
 
 
+def _bytes_per_message(order: list[Contestant], dbs: list[databases.Database], before: list[int], size: int,
+                       out: dict[str, Samples]) -> None:
+    """What the ingest of ``size`` messages added to each contestant's own database, per message."""
+    for c, db, start in zip(order, dbs, before, strict=True):
+        out[c.name][f"bytes@{size}"] = [(databases.size(db) - start) / size]
+
+
 def _load(order: list[Contestant], work: Workloads, out: dict[str, Samples], check: bool) -> None:
     key = f"load@{work.plan.load_size}"  # also the metric's name
     conversations = {c.name: c.ingest(work.for_(c, key)) for c in order}
     if "load" in work.plan.only:
-        calls = {c.name: (lambda _, c=c: c.load(conversations[c.name])) for c in order}
-        for name, values in interleaved(calls, list(range(30)), work.plan.budget_s).items():
-            out[name][key] = values
+        other = f"load_other@{work.plan.load_size}"  # convstore into a format it did not store
+        calls = {(c.name, key): (lambda _, c=c: c.load(conversations[c.name])) for c in order}
+        calls |= {(c.name, other): (lambda _, c=c: c.load_other(conversations[c.name]))
+                  for c in order if c.other_format}
+        for (name, metric), values in interleaved(calls, list(range(30)), work.plan.budget_s).items():
+            out[name][metric] = values
     if "last" in work.plan.only:
         calls = {c.name: (lambda _, c=c: c.last(conversations[c.name], LAST_N)) for c in order}
         for name, values in interleaved(calls, list(range(300)), work.plan.budget_s / 2).items():

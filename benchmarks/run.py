@@ -19,7 +19,7 @@ from typing import Any
 
 from rich.console import Console
 
-from . import conversion, databases, memory, report
+from . import conversion, databases, memory, report, targets
 from . import workload as wl
 from .contestant import Contestant, Convstore, SchemaBound
 from .floors import FLOORS
@@ -147,17 +147,17 @@ def main(argv: list[str] | None = None) -> int:
         cs = bench_backend(backend, plan, args, work, results)
         summary = report.summaries(results)[backend]
         kinds = {c.name: c.kind for c in cs}
-        rows = report.targets(backend, summary, kinds)
-        if (st := report.statements_target(results[backend].get(report.CONVSTORE, {}))) is not None:
+        rows = targets.targets(backend, summary, kinds)
+        if (st := targets.statements_row(results[backend].get(report.CONVSTORE, {}))) is not None:
             rows.append(st)
         tables += [report.figures_table(backend, detail, summary, [c.name for c in cs]),
-                   report.targets_table(backend, rows)]
+                   report.targets_table(backend, rows, targets.PEERS.get(backend))]
         meta.setdefault("targets", {})[backend] = [t.__dict__ for t in rows]
         report.print_all(console, tables[-2:])
     if "convert" in plan.only:
         n = args.convert_messages or (1_000 if args.quick else 10_000)
         rates = conversion.run(n, budget_s=0.3 if args.quick else 1.0, say=_say)
-        bound = conversion.validation_bound(n)
+        bound = conversion.validation_bound(n, say=_say)
         table, target = report.conversion_table(rates, bound)
         tables.append(table)
         general.append(target)
