@@ -15,7 +15,7 @@ from ..model import (
     AudioBlock, Block, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock, VideoBlock,
 )
-from ._common import Losses, data_uri, dump_json, lost_extras, parse_data_uri, parse_json
+from ._common import Losses, data_uri, lost_extras, parse_data_uri, parse_json
 from .vercel_ai import CARRIED_PART, NAME
 
 _NOT_IN_UI = ("name", "created_at", "model", "usage")
