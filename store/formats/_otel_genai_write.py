@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import (
-    AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock, HandoffBlock, ImageBlock,
-    Message, ReasoningBlock, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock, UsageBlock, VideoBlock,
+    AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock,
+    ToolCallBlock, ToolResultBlock, VideoBlock,
 )
 from ._common import Losses, b64encode, dump_json, lost_extras, parse_data_uri, parse_json
 from .otel_genai import CODE_TOOL, KEYS, MODALITY_OUT, NAME
