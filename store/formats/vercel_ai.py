@@ -29,12 +29,14 @@ and restored on import. UIMessages have no name, timestamp, model or usage: thos
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter, ValidationError
 
 from ..model import BLOCK, AudioBlock, Block, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock
 from ..model import TextBlock, ToolCallBlock, ToolResultBlock, VideoBlock
+from ..errors import SchemaError
 from ._common import CARRY_KEY, Losses, dump_json, message_list, parse_data_uri, unknown_fields, validate
 
 NAME = "vercel-ai"
@@ -267,6 +269,19 @@ def to_canonical(data: Any) -> list[Message]:
     if wrapped and out:
         out[0].extras.setdefault(NAME, {})["wrapper"] = {k: v for k, v in data.items() if k != "messages"}
     return out
+
+
+def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
+    """:func:`to_canonical` of a bare list, chunk by chunk: a UIMessage holds the results of
+    its own calls, so each chunk reads alone; errors name the index in the whole list."""
+    base = 0
+    for chunk in chunks:
+        try:
+            parsed = validate(MESSAGES, chunk, NAME)
+        except SchemaError as exc:
+            raise SchemaError(NAME, [(i if i is None else i + base, p, why) for i, p, why in exc.problems]) from None
+        yield [c for m in parsed for c in _message(m)]
+        base += len(chunk)
 
 
 def _looks_like_message(m: Any) -> bool:

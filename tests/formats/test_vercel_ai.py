@@ -176,3 +176,25 @@ def test_empty_and_foreign_assistant_messages():
                                            [{"type": "step-start"}, {"type": "text", "text": "again"}]]
     assert isinstance(read(value, "vercel-ai")[0].content[0], TextBlock)
     assert not any(isinstance(b, DataBlock) for m in read(value, "vercel-ai") for b in m.content)
+
+
+def test_stream_reader_reads_chunk_by_chunk_as_the_whole():
+    import json
+    from pathlib import Path
+
+    from store.errors import SchemaError
+    from store.formats import vercel_ai
+
+    data = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "vercel-ai.json").read_text())
+    items = data["messages"] if isinstance(data, dict) else data
+    whole = vercel_ai.to_canonical(items)
+    for size in (1, 2, 5):
+        chunks = [items[i:i + size] for i in range(0, len(items), size)]
+        assert [m for chunk in vercel_ai.to_canonical_stream(chunks) for m in chunk] == whole
+    bad = [*items[:3], {"id": "x", "role": "robot", "parts": []}]
+    try:
+        list(vercel_ai.to_canonical_stream([bad[:2], bad[2:]]))
+    except SchemaError as exc:
+        assert any(i == 3 for i, *_ in exc.problems)
+    else:
+        raise AssertionError("a bad role was read")
