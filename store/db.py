@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +26,10 @@ from .schema import dumps, loads, metadata
 log = logging.getLogger("convstore")
 
 VERSION_TABLE = "convstore_alembic_version"
+CREATING = "convstore_creating"
+"""A table that exists only while a first creation runs: on MariaDB/MySQL, where each DDL
+statement commits, one killed half-way leaves it behind, telling its leftovers from an old
+database's."""
 """Our own version table, so convstore can share a database with an app that uses Alembic too."""
 
 # Plain "postgresql://" and "mysql://" get the drivers convstore installs with its extras.
@@ -333,11 +338,34 @@ def schema_missing(conn: sa.Connection, *, create: bool) -> bool:
     if current == head:
         return False
     url = conn.engine.url.render_as_string(hide_password=True)
-    if current is not None or (_present(conn) and _interrupted_creation(conn) is None):
+    if current is not None:
+        if create and _creating(conn) and current in known_revisions() and _all_empty(conn):
+            # A first creation killed between two revisions (MariaDB/MySQL record each one as
+            # it goes): nothing is stored, so going on to the head finishes creating it.
+            log.warning("convstore: %s holds the empty tables of a first creation interrupted at "
+                        "revision %s; finishing it (upgrading to %s)", url, current, head)
+            return True
+        raise SchemaOutdatedError(url, current, head)
+    if _present(conn) and _interrupted_creation(conn) is None:
         raise SchemaOutdatedError(url, current, head)
     if not create:
         raise SchemaOutdatedError(url, None, head)
     return True
+
+
+def _creating(conn: sa.Connection) -> bool:
+    return sa.inspect(conn).has_table(CREATING)
+
+
+def _all_empty(conn: sa.Connection) -> bool:
+    return all(conn.execute(sa.select(sa.literal(1)).select_from(sa.table(name)).limit(1)).first() is None
+               for name in _our_table_names(conn))
+
+
+def _our_table_names(conn: sa.Connection) -> list[str]:
+    """convstore's tables present (of any revision), and copies a revision left aside."""
+    names = sa.inspect(conn).get_table_names()
+    return [n for n in names if n in _FIRST_COLUMNS or re.fullmatch(r"_v\d+_(\w+)", n)]
 
 
 def _present(conn: sa.Connection) -> list[sa.Table]:
@@ -389,8 +417,10 @@ def create_schema(conn: sa.Connection) -> None:
     """``alembic upgrade head`` on ``conn`` (in its transaction), said in the log."""
     url = conn.engine.url.render_as_string(hide_password=True)
     log.info("convstore: new database %s, creating the tables (alembic upgrade head)", url)
+    conn.exec_driver_sql(f"CREATE TABLE IF NOT EXISTS {CREATING} (started INTEGER)")
     _finish_interrupted_creation(conn)
     run_alembic(conn, command.upgrade, "head")
+    conn.exec_driver_sql(f"DROP TABLE {CREATING}")
 
 
 def current_revision_on(conn: sa.Connection) -> str | None:

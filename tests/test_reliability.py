@@ -333,3 +333,23 @@ def test_a_driver_error_in_a_small_write_is_wrapped_and_nothing_stays(store):
     assert store.load(cid) == [{"role": "user", "content": "first"}]
     store.append(cid, [{"role": "user", "content": "later"}])  # the connection is usable again
     assert store.info(cid).message_count == 2
+
+
+@pytest.mark.parametrize("value", [[1], {"a": 1}, None, 2.5])
+@pytest.mark.parametrize("key", ["type", "role", "kind", "part_kind"])
+def test_detection_and_reading_refuse_a_tag_of_the_wrong_type_cleanly(key, value):
+    """A list or object where a format expects its tag string: 'cannot tell the format' or the
+    format's own schema error, never a TypeError (found by hypothesis: unhashable in a set)."""
+    from store.errors import ConvstoreError
+    from store.formats import FORMATS, detect, read
+
+    shapes = [{"role": "user", "content": "x"}, {"role": "user", "parts": [{"type": "text", "text": "x"}]},
+              {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "x"}]},
+              {"type": "human", "data": {"content": "x"}}]
+    for shape in shapes:
+        data = [dict(shape, **{key: value})]
+        for attempt in [lambda: detect(data), *(lambda f=f: read(data, f) for f in FORMATS)]:
+            try:
+                attempt()
+            except ConvstoreError:
+                pass

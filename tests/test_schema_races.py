@@ -141,3 +141,22 @@ def test_tables_of_someone_else_are_never_dropped(empty_database_url):
             assert conn.execute(sa.text("SELECT count(*) FROM conversations")).scalar() == 1
     finally:
         engine.dispose()
+
+
+def test_a_first_creation_interrupted_between_revisions_is_finished_on_open(empty_database_url):
+    """MariaDB/MySQL record each revision as it goes: a first creation killed after revision
+    0003 leaves an empty database at 0003, with the creation's marker table; opening it goes on
+    to the head. Without the marker, an empty database at 0003 is an old one: refused."""
+    from store.db import CREATING, current_revision, head_revision, upgrade
+
+    engine = create_engine(empty_database_url)
+    try:
+        upgrade(engine, "0003")
+        with engine.begin() as conn:
+            conn.exec_driver_sql(f"CREATE TABLE {CREATING} (started INTEGER)")
+        with ConversationStore(empty_database_url) as s:
+            s.save([{"role": "user", "content": "hi"}])
+        assert current_revision(engine) == head_revision()
+        assert not sa.inspect(engine).has_table(CREATING)
+    finally:
+        engine.dispose()

@@ -82,9 +82,18 @@ def get_format(name: str) -> Format:
         raise UnknownFormatError(name, sorted(FORMATS)) from None
 
 
+def _fits(fmt: Format, data: Any) -> bool:
+    """``fmt.looks_like(data)``; a shape test that trips over a value (a list where a tag is
+    expected: unhashable) has its answer: not this format."""
+    try:
+        return bool(fmt.looks_like(data))
+    except (TypeError, AttributeError, KeyError, ValueError):
+        return False
+
+
 def detect(data: Any) -> str:
     """The one format whose shape ``data`` has; an error naming the candidates otherwise."""
-    matches = [f.name for f in FORMATS.values() if f.looks_like(data)]
+    matches = [f.name for f in FORMATS.values() if _fits(f, data)]
     if len(matches) == 1:
         return matches[0]
     if not matches:

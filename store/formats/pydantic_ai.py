@@ -48,7 +48,9 @@ def _by(key: str, models: dict[str, type[BaseModel]], other: type[BaseModel] | N
     """A union picked by ``key`` (``part_kind``, ``kind``); values not listed go to ``other``."""
     def pick(value: Any) -> str | None:
         found = value.get(key) if isinstance(value, dict) else None
-        return found if found in models else ("other" if other is not None and isinstance(found, str) else None)
+        if not isinstance(found, str):  # any JSON may come: a list is no tag (and no dict key)
+            return None
+        return found if found in models else ("other" if other is not None else None)
 
     members = [Annotated[m, Tag(tag)] for tag, m in models.items()]
     if other is not None:
