@@ -19,13 +19,13 @@ from typing import Any
 
 from rich.console import Console
 
-from . import conversion, databases, memory, report, targets
+from . import conversion, databases, memory, report, scale, targets
 from . import workload as wl
 from .contestant import Contestant, Convstore, SchemaBound
 from .floors import FLOORS
 from .measure import Plan, Workloads, run_big_lookup, run_round
 
-ALL = ("ingest", "append", "load", "last", "toolcall", "memory", "convert")
+ALL = ("ingest", "append", "load", "last", "toolcall", "memory", "convert", "scale")
 console = Console(width=None if sys.stdout.isatty() else 150)
 err = Console(stderr=True, soft_wrap=True)
 
@@ -54,6 +54,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="messages per conversion source (10000)")
     p.add_argument("--peers", default="all",
                    help="'all', 'none', or names (langchain,sqlitesession,sqlalchemy)")
+    p.add_argument("--scale", action="store_true",
+                   help="convstore alone on one PostgreSQL database growing to --scale-messages (--only scale)")
+    p.add_argument("--scale-messages", type=int, default=10_000_000, help="messages in small conversations")
+    p.add_argument("--scale-per-conversation", type=int, default=100, help="messages per small conversation")
+    p.add_argument("--scale-big", type=int, default=1_000_000, help="messages of the one big conversation")
+    p.add_argument("--scale-reference", type=int, default=1_000_000,
+                   help="messages stored at the reference point of the flatness ratios")
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args(argv)
 
@@ -166,6 +173,14 @@ def main(argv: list[str] | None = None) -> int:
         n = args.memory_messages or (20_000 if args.quick else 1_000_000)
         meta["memory"] = memory.run(n, args.memory_cap_gb, say=_say, seed=args.seed)
         general.append(report.memory_target(meta["memory"]))
+    if args.scale and "scale" in plan.only:
+        if (why := databases.reachable("postgresql")) is not None:
+            _say(f"[yellow]skipping scale: {why}[/]")
+        else:
+            _say(f"[bold]scale[/] (postgresql: {databases.durability('postgresql')})")
+            meta["scale"] = scale.run("postgresql", args.scale_messages, args.scale_per_conversation,
+                                      args.scale_big, args.scale_reference, args.seed, say=_say)
+            tables.append(scale.table(meta["scale"]))
     if general:
         tables.append(report.general_table(general))
         meta["general"] = [t.__dict__ for t in general]
