@@ -140,6 +140,26 @@ def _configure(engine: sa.Engine) -> None:
         _configure_sqlite(engine)
     elif engine.dialect.name in ("mysql", "mariadb"):
         _configure_mysql(engine)
+    elif engine.dialect.name == "postgresql":
+        _configure_postgresql(engine)
+
+
+def _configure_postgresql(engine: sa.Engine) -> None:
+    @sa.event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # No JIT: convstore's statements are index probes and range scans that run in well
+        # under a millisecond, but one very large conversation skews the statistics of
+        # conversation_id until joins on it are estimated at ~1e9 rows, and PostgreSQL then
+        # JIT-compiles every tool-call lookup (~290 ms each, for a 0.1 ms query).
+        cursor = dbapi_conn.cursor()
+        try:
+            cursor.execute("SET jit = off")
+        except Exception:  # noqa: BLE001 - a server without JIT (before 11) has nothing to turn off
+            dbapi_conn.rollback()
+        else:
+            dbapi_conn.commit()
+        finally:
+            cursor.close()
 
 
 def _configure_mysql(engine: sa.Engine) -> None:
