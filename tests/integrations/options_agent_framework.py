@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import threading
 from typing import Any
 
 import pytest
@@ -17,7 +16,7 @@ from agent_framework._compaction import set_excluded
 
 from store.integrations.agent_framework import ConvstoreHistoryProvider
 
-from .scenario import URL
+from .scenario import URL, in_event_loops
 from .suite_agent_framework import (FOLLOW_UP, RECALL, ScriptedChatClient, new_agent, new_key, play, script,
                                     scenario_messages)
 
@@ -150,27 +149,15 @@ def test_an_agent_given_the_whole_transcript_stores_it_once():
 
 def test_one_provider_from_four_event_loops_in_four_threads():
     """Issue 16.2: nothing of the provider binds to the loop that first used it."""
-    key, errors = new_key(), []
+    key = new_key()
     provider = ConvstoreHistoryProvider(URL)
-    start = threading.Barrier(4)
 
-    def run(n: int) -> None:
-        async def work() -> None:
-            for r in range(3):
-                await provider.save_messages(key, [Message("user", [f"{n}-{r}"])])
-                await provider.get_messages(key, last=2)
-        try:
-            start.wait()
-            asyncio.run(work())
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
+    async def work(n: int) -> None:
+        for r in range(3):
+            await provider.save_messages(key, [Message("user", [f"{n}-{r}"])])
+            await provider.get_messages(key, last=2)
 
-    workers = [threading.Thread(target=run, args=(n,)) for n in range(4)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(timeout=300)
-    assert not errors, errors
+    in_event_loops(4, work)
 
     async def rest() -> list[str]:
         texts = [m.text for m in await provider.get_messages(key)]

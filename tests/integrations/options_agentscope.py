@@ -8,7 +8,6 @@ Collected as part of suite_agentscope.py (which imports these tests), in its ven
 from __future__ import annotations
 
 import asyncio
-import threading
 import uuid
 from typing import Any
 
@@ -17,7 +16,7 @@ from agentscope.message import UserMsg
 
 from store.integrations.agentscope import ConvstoreMemory
 
-from .scenario import URL, with_store
+from .scenario import URL, in_event_loops, with_store
 
 ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ("add", {"memories": UserMsg("user", "a"), "marks": 5},
@@ -44,27 +43,14 @@ def test_bad_marks_are_refused_in_in_memory_memorys_words(method, kwargs, words)
 
 def test_one_memory_from_four_event_loops_in_four_threads():
     """Issue 16.2: nothing of the memory binds to the loop that first used it."""
-    errors: list[BaseException] = []
     memory = ConvstoreMemory(URL, f"agentscope-opt-{uuid.uuid4().hex}")
-    start = threading.Barrier(4)
 
-    def run(n: int) -> None:
-        async def work() -> None:
-            for r in range(3):
-                await memory.add(UserMsg("user", f"{n}-{r}"), allow_duplicates=True)
-                await memory.size()
-        try:
-            start.wait()
-            asyncio.run(work())
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
+    async def work(n: int) -> None:
+        for r in range(3):
+            await memory.add(UserMsg("user", f"{n}-{r}"), allow_duplicates=True)
+            await memory.size()
 
-    workers = [threading.Thread(target=run, args=(n,)) for n in range(4)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(timeout=300)
-    assert not errors, errors
+    in_event_loops(4, work)
 
     async def rest() -> list[str]:
         texts = [m.get_text_content() for m in await memory.get_memory()]

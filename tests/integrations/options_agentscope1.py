@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import threading
 import uuid
 from typing import Any
 
@@ -18,7 +17,7 @@ from agentscope.message import Msg
 
 from store.integrations.agentscope import ConvstoreMemory
 
-from .scenario import URL, with_store
+from .scenario import URL, in_event_loops, with_store
 
 METHODS = ["add", "delete", "delete_by_mark", "size", "clear", "get_memory", "update_messages_mark",
            "update_compressed_summary", "state_dict", "load_state_dict"]
@@ -120,27 +119,14 @@ def test_compressed_summary_as_in_memory():
 
 def test_one_memory_from_four_event_loops_in_four_threads():
     """Issue 16.2: nothing of the memory binds to the loop that first used it."""
-    session, errors = key(), []
-    memory = ConvstoreMemory(URL, session)
-    start = threading.Barrier(4)
+    memory = ConvstoreMemory(URL, key())
 
-    def run(n: int) -> None:
-        async def work() -> None:
-            for r in range(3):
-                await memory.add(Msg("user", f"{n}-{r}", "user"), allow_duplicates=True)
-                await memory.size()
-        try:
-            start.wait()
-            asyncio.run(work())
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
+    async def work(n: int) -> None:
+        for r in range(3):
+            await memory.add(Msg("user", f"{n}-{r}", "user"), allow_duplicates=True)
+            await memory.size()
 
-    workers = [threading.Thread(target=run, args=(n,)) for n in range(4)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(timeout=300)
-    assert not errors, errors
+    in_event_loops(4, work)
 
     async def rest() -> list[str]:
         texts = [m.get_text_content() for m in await memory.get_memory()]

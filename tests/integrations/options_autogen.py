@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import threading
 import uuid
 
 import pytest
@@ -18,7 +17,7 @@ from autogen_core.models import SystemMessage, UserMessage
 
 from store.integrations.autogen import ConvstoreChatCompletionContext, ConvstoreChatCompletionContextConfig
 
-from .scenario import URL, with_store
+from .scenario import URL, in_event_loops, with_store
 from .suite_autogen import dumped, history
 
 
@@ -81,27 +80,14 @@ def test_methods_of_the_base_class_and_their_results():
 
 def test_one_context_from_four_event_loops_in_four_threads():
     """Issue 16.2: nothing of the context binds to the loop that first used it."""
-    session, errors = key(), []
-    context = ConvstoreChatCompletionContext(URL, session, initial_messages=[SystemMessage(content="S")])
-    start = threading.Barrier(4)
+    context = ConvstoreChatCompletionContext(URL, key(), initial_messages=[SystemMessage(content="S")])
 
-    def run(n: int) -> None:
-        async def work() -> None:
-            for r in range(3):
-                await context.add_message(UserMessage(content=f"{n}-{r}", source="user"))
-                await context.get_messages()
-        try:
-            start.wait()
-            asyncio.run(work())
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
+    async def work(n: int) -> None:
+        for r in range(3):
+            await context.add_message(UserMessage(content=f"{n}-{r}", source="user"))
+            await context.get_messages()
 
-    workers = [threading.Thread(target=run, args=(n,)) for n in range(4)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(timeout=300)
-    assert not errors, errors
+    in_event_loops(4, work)
 
     async def rest() -> list[str]:
         contents = [m.content for m in await context.get_messages()]

@@ -7,7 +7,6 @@ Collected as part of suite_openai_agents.py (which imports these tests), in its 
 from __future__ import annotations
 
 import asyncio
-import threading
 import uuid
 from typing import Any
 
@@ -19,7 +18,7 @@ from store import AsyncConversationStore, ConversationStore
 from store.integrations.openai_agents import ConvstoreSession
 
 from . import scenario
-from .scenario import with_store
+from .scenario import in_event_loops, with_store
 
 URL = scenario.URL
 
@@ -146,8 +145,6 @@ def test_one_session_from_four_event_loops_in_four_threads(shared_store):
     session, threads, rounds = key(), 4, 5
     store = AsyncConversationStore(URL) if shared_store else None
     memory = ConvstoreSession(store if store is not None else URL, session)
-    errors: list[BaseException] = []
-    start = threading.Barrier(threads)
 
     async def work(n: int) -> None:
         for r in range(rounds):
@@ -155,22 +152,7 @@ def test_one_session_from_four_event_loops_in_four_threads(shared_store):
             assert await memory.get_items(1)  # someone's newest item
             await memory.get_items()
 
-    def in_threads(target: Any) -> None:
-        def run(n: int) -> None:
-            try:
-                start.wait()
-                asyncio.run(target(n))
-            except BaseException as exc:  # noqa: BLE001 - reported below
-                errors.append(exc)
-
-        workers = [threading.Thread(target=run, args=(n,)) for n in range(threads)]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join(timeout=300)
-        assert not errors, errors
-
-    in_threads(work)
+    in_event_loops(threads, work)
     written = asyncio.run(memory.get_items())
     texts = [item["content"] for item in written]
     assert sorted(texts) == sorted(f"{n}-{r}{extra}" for n in range(threads) for r in range(rounds)
@@ -185,7 +167,7 @@ def test_one_session_from_four_event_loops_in_four_threads(shared_store):
     async def pop(_: int) -> None:
         popped.append(await memory.pop_item())
 
-    in_threads(pop)  # four pops at once, from four loops: each item popped once
+    in_event_loops(threads, pop)  # four pops at once, from four loops: each item popped once
 
     async def rest() -> list[Any]:
         items = await memory.get_items()

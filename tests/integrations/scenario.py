@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -30,6 +31,27 @@ def require_shared_key() -> str:
     if not SHARED_KEY:
         pytest.skip("CONVSTORE_SHARED_KEY is not set")
     return SHARED_KEY
+
+
+def in_event_loops(n: int, work: Callable[[int], Awaitable[Any]]) -> None:
+    """Run ``work(i)`` in ``n`` threads at once, each on an event loop of its own (as the OpenAI
+    Agents SDK's tests use sessions); fail with whatever any of them raised."""
+    errors: list[BaseException] = []
+    start = threading.Barrier(n)
+
+    def run(i: int) -> None:
+        try:
+            start.wait()
+            asyncio.run(work(i))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    workers = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=300)
+    assert not errors, errors
 
 
 def get_weather(city: str) -> str:
