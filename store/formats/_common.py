@@ -20,13 +20,15 @@ from ..limits import MAX_DEPTH, json_problem
 _TYPE_LABEL = re.compile(r"^(str|int|float|bool|none|dict|list|bytes)$|[\[\]]|^function-")
 
 
-def validate(adapter: pydantic.TypeAdapter[Any], data: Any, format: str) -> Any:
+def validate(adapter: pydantic.TypeAdapter[Any], data: Any, format: str, first: int = 0) -> Any:
     """Validate ``data`` with a format's own models; raise :class:`SchemaError` naming
-    the message index and field path of every problem."""
+    the message index and field path of every problem. ``data`` is a chunk of a longer
+    list when ``first`` (its first message's index in that list) is given."""
     try:
         return adapter.validate_python(data)
     except pydantic.ValidationError as exc:
-        raise SchemaError(format, _problems(exc, data)) from None
+        problems = _problems(exc, data)
+        raise SchemaError(format, [(i if i is None else i + first, path, why) for i, path, why in problems]) from None
 
 
 def _problems(exc: pydantic.ValidationError, data: Any) -> list[tuple[int | None, str, str]]:

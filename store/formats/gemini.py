@@ -281,10 +281,7 @@ def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
     response pairs with a call in an earlier chunk); errors name the index in the whole list."""
     reader, base = _Reader(), 0
     for chunk in chunks:
-        try:
-            parsed = validate(CONTENTS, chunk, NAME)
-        except SchemaError as exc:
-            raise SchemaError(NAME, [(i if i is None else i + base, p, why) for i, p, why in exc.problems]) from None
+        parsed = validate(CONTENTS, chunk, NAME, first=base)
         out = [m for i, c in enumerate(parsed) for m in reader.content(c, base + i)]
         if base == 0 and out:
             out[0].extras.setdefault(NAME, {})["form"] = "list"

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Discriminator, TypeAdapter
 
 from ..errors import SchemaError
 from ..model import MESSAGES as CANONICAL
@@ -409,10 +409,7 @@ def _same_call(content: BlockDict, listed: BlockDict) -> bool:
 
 def _parse(items: list[Any], base: int) -> list[tuple[_Data, dict[str, Any]]]:
     unwrapped = [_unwrap(item, base + i) for i, item in enumerate(items)]
-    try:
-        parsed = validate(MESSAGES, [d for d, _ in unwrapped], NAME)
-    except SchemaError as exc:
-        raise SchemaError(NAME, [(i if i is None else i + base, p, w) for i, p, w in exc.problems]) from None
+    parsed = validate(MESSAGES, [d for d, _ in unwrapped], NAME, first=base)
     return [(m, shape) for m, (_, shape) in zip(parsed, unwrapped)]
 
 

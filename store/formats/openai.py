@@ -299,10 +299,7 @@ def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
     reader = _Reader()
     base = 0
     for chunk in chunks:
-        try:
-            parsed = validate(MESSAGES, chunk, NAME)
-        except SchemaError as exc:
-            raise SchemaError(NAME, [(i if i is None else i + base, path, why) for i, path, why in exc.problems]) from None
+        parsed = validate(MESSAGES, chunk, NAME, first=base)
         yield CANONICAL.validate_python([reader.message(m, base + i) for i, m in enumerate(parsed)])
         base += len(chunk)
 

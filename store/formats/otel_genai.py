@@ -324,10 +324,7 @@ def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
     response pairs with a call in an earlier chunk); errors name the index in the whole list."""
     reader, base = _Reader(), 0
     for chunk in chunks:
-        try:
-            parsed = validate(MESSAGES, chunk, NAME)
-        except SchemaError as exc:
-            raise SchemaError(NAME, [(i if i is None else i + base, p, why) for i, p, why in exc.problems]) from None
+        parsed = validate(MESSAGES, chunk, NAME, first=base)
         out = [reader.message(m, base + i, False) for i, m in enumerate(parsed)]
         if base == 0 and out:
             out[0].extras.setdefault(NAME, {})["form"] = "list"

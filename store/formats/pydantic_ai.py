@@ -329,10 +329,7 @@ def _datetime(text: Any) -> datetime | None:
 
 
 def _checked(messages: list[Any], base: int = 0) -> list[Any]:
-    try:
-        validate(MESSAGES, messages, NAME)
-    except SchemaError as exc:
-        raise SchemaError(NAME, [(i if i is None else i + base, path, why) for i, path, why in exc.problems]) from None
+    validate(MESSAGES, messages, NAME, first=base)
     return messages
 
 

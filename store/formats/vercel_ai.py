@@ -36,7 +36,6 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter, Val
 
 from ..model import BLOCK, AudioBlock, Block, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock
 from ..model import TextBlock, ToolCallBlock, ToolResultBlock, VideoBlock
-from ..errors import SchemaError
 from ._common import CARRY_KEY, Losses, dump_json, message_list, parse_data_uri, unknown_fields, validate
 
 NAME = "vercel-ai"
@@ -276,10 +275,7 @@ def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
     its own calls, so each chunk reads alone; errors name the index in the whole list."""
     base = 0
     for chunk in chunks:
-        try:
-            parsed = validate(MESSAGES, chunk, NAME)
-        except SchemaError as exc:
-            raise SchemaError(NAME, [(i if i is None else i + base, p, why) for i, p, why in exc.problems]) from None
+        parsed = validate(MESSAGES, chunk, NAME, first=base)
         yield [c for m in parsed for c in _message(m)]
         base += len(chunk)
 
