@@ -378,8 +378,11 @@ def _creating(conn: sa.Connection) -> bool:
 
 
 def _all_empty(conn: sa.Connection) -> bool:
-    return all(conn.execute(sa.select(sa.literal(1)).select_from(sa.table(name)).limit(1)).first() is None
-               for name in _our_table_names(conn))
+    return not any(_holds_rows(conn, name) for name in _our_table_names(conn))
+
+
+def _holds_rows(conn: sa.Connection, name: str) -> bool:
+    return conn.execute(sa.select(sa.literal(1)).select_from(sa.table(name)).limit(1)).first() is not None
 
 
 def _our_table_names(conn: sa.Connection) -> list[str]:
@@ -420,7 +423,7 @@ def _interrupted_creation(conn: sa.Connection) -> list[sa.Table] | None:
         # Only tables as revision 0001 makes them (the first revision records itself last).
         if {c["name"] for c in inspector.get_columns(table.name)} != _FIRST_COLUMNS[table.name]:
             return None
-        if conn.execute(sa.select(sa.literal(1)).select_from(table).limit(1)).first() is not None:
+        if _holds_rows(conn, table.name):
             return None
     return present
 
