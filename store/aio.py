@@ -270,7 +270,7 @@ class AsyncConversationStore(StoreBase):
         return (await self.get_conversation(conversation_id, last=last)).messages
 
     async def get_conversation(self, conversation_id: str, *, last: int | None = None) -> Conversation:
-        """The conversation with its canonical messages: at most three statements."""
+        """The conversation with its canonical messages: at most four statements."""
         return await self._run(False, ops.get_conversation, conversation_id, last)
 
     async def info(self, conversation_id: str) -> ConversationInfo:

@@ -210,33 +210,29 @@ def message_rows(dumped: Sequence[dict[str, Any]], *, conversation_id: str, firs
 
 MESSAGE_COLUMNS = ("seq", "role", *_MESSAGE_TEXT, "created_at", "utc_offset", "usage", "metadata", "extras")
 BLOCK_COLUMNS = ("kind", "text", "media_type", "tool_name", "call_id", "blob_sha256", "payload")
-"""The columns :func:`messages_from_rows` takes, in this order after ``seq`` and ``position``:
-a message's but its seq, then a block's (``position`` -1: a message, its blocks' columns NULL)."""
+"""The columns :func:`messages_from_rows` takes: a message row's, and a block row's after its ``seq``."""
 
 
-def messages_from_rows(rows: Sequence[Sequence[Any]], blobs: Mapping[str, bytes]) -> list[Message]:
-    """Messages from rows of messages and blocks in seq and position order (a message's row,
-    position -1, before its blocks'): validated in one call into pydantic-core."""
+def messages_from_rows(messages: Sequence[Sequence[Any]], blocks: Sequence[Sequence[Any]],
+                       blobs: Mapping[str, bytes]) -> list[Message]:
+    """Messages from their rows in seq order and their blocks' rows in (seq, position)
+    order: validated in one call into pydantic-core."""
     with paused_gc():
-        return MESSAGES.validate_python(_message_fields(rows, blobs))
+        return MESSAGES.validate_python(_message_fields(messages, blocks, blobs))
 
 
-def _message_fields(rows: Sequence[Sequence[Any]], blobs: Mapping[str, bytes]) -> list[dict[str, Any]]:
-    width = 1 + len(MESSAGE_COLUMNS)
-    names = MESSAGE_COLUMNS[2:]
+def _message_fields(messages: Sequence[Sequence[Any]], blocks: Sequence[Sequence[Any]],
+                    blobs: Mapping[str, bytes]) -> list[dict[str, Any]]:
     fields: list[dict[str, Any]] = []
-    content: list[dict[str, Any]] = []
-    for row in rows:
-        if row[1] >= 0:  # a block of the message before it
-            content.append(block_fields(row[width:], blobs))
-            continue
-        content = []
-        message: dict[str, Any] = {"role": row[2], "content": content}
-        for name, value in zip(names, row[3:width]):
-            if value is not None:
-                message[name] = value
-        if (created_at := message.get("created_at")) is not None:
-            message["created_at"] = from_utc(created_at, message.get("utc_offset"))
-        message.pop("utc_offset", None)
+    i, n = 0, len(blocks)
+    for row in messages:
+        message = {name: value for name, value in zip(MESSAGE_COLUMNS, row) if value is not None}
+        seq, content = message.pop("seq"), []
+        while i < n and blocks[i][0] == seq:  # both in seq order: the blocks of this message
+            content.append(block_fields(blocks[i][1:], blobs))
+            i += 1
+        message["content"] = content
+        if "created_at" in message:
+            message["created_at"] = from_utc(message["created_at"], message.pop("utc_offset", None))
         fields.append(message)
     return fields

@@ -210,7 +210,7 @@ def _configure_sqlite(engine: sa.Engine) -> None:
 
 
 def read_options(dialect: sa.Dialect) -> dict[str, Any]:
-    """Execution options of a read: one transaction, so that its two or three statements
+    """Execution options of a read: one transaction, so that its statements
     see one snapshot (a write landing between them would otherwise give a window with a
     result but not its call, or a conversation without its messages). PostgreSQL's
     default READ COMMITTED takes a new snapshot per statement: reads ask for REPEATABLE

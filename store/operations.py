@@ -309,30 +309,24 @@ _WINDOW = (
     .scalar_subquery()
 )
 _CONVERSATION_AND_WINDOW = Prepared(sa.select(conversations, _WINDOW).where(*_OWNED))
-def _rows_of(table: sa.Table, position: Any, own: tuple[str, ...]) -> sa.Select[Any]:
-    """One side of the read: ``table``'s rows of a seq range, in READ_COLUMNS order (the
-    other side's columns NULL)."""
-    columns = [table.c[name] if name in own else sa.type_coerce(sa.null(), source.c[name].type).label(name)
-               for source, names in ((messages_t, MESSAGE_COLUMNS[1:]), (blocks_t, BLOCK_COLUMNS)) for name in names]
-    return sa.select(table.c.seq, position.label("position"), *columns).where(
+def _range(table: sa.Table, columns: tuple[str, ...], *order: str) -> Prepared:
+    """``columns`` of ``table``'s rows in a seq range of one conversation: one range scan
+    of its primary key, in key order. Messages and blocks are read by two of these, not a
+    join (planned as a quadratic loop when statistics predate the conversation) nor a
+    UNION ALL (its merge and NULL-padded rows cost a third of a load)."""
+    return Prepared(sa.select(*(table.c[name] for name in columns)).where(
         table.c.conversation_id == sa.bindparam("cid"), table.c.seq >= sa.bindparam("start"),
-        table.c.seq < sa.bindparam("stop"))
+        table.c.seq < sa.bindparam("stop")).order_by(*(table.c[name] for name in order)))
 
 
-# Messages and their blocks in one statement, each side one range scan of its primary key
-# (a join of the two is planned as a quadratic loop when statistics predate the
-# conversation); a message (position -1) comes before its blocks.
-_MESSAGES = Prepared(
-    sa.union_all(_rows_of(messages_t, sa.literal_column("-1", sa.Integer), MESSAGE_COLUMNS[1:]),
-                 _rows_of(blocks_t, blocks_t.c.position, BLOCK_COLUMNS))
-    .order_by("seq", "position")
-)
+_MESSAGE_ROWS = _range(messages_t, MESSAGE_COLUMNS, "seq")
+_BLOCK_ROWS = _range(blocks_t, ("seq", *BLOCK_COLUMNS), "seq", "position")
 _END = 2**31 - 1
 
 
 def get_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | None) -> Conversation:
-    """At most three statements, whatever the length: the conversation's row with the
-    window's start, its messages and their blocks (two key range scans in one statement), and their binary payloads."""
+    """At most four statements, whatever the length: the conversation's row with the
+    window's start, its messages, their blocks (a key range scan each), and their binary payloads."""
     found, start = locate(conn, scope, conversation_id, last)
     msgs = _messages(conn, conversation_id, start, windowed=last is not None)
     return Conversation(id=found.id, namespace=found.namespace, title=found.title,
@@ -354,12 +348,12 @@ def locate(conn: sa.Connection, scope: Scope, conversation_id: str,
 
 
 def fetch_rows(conn: sa.Connection, conversation_id: str, start: int, windowed: bool,
-               stop: int | None = None) -> tuple[list[list[Any]], dict[str, bytes]]:
-    """The message rows joined to their block rows from ``start`` on, and the blobs they use
-    (two statements at most)."""
-    rows = _MESSAGES.run(conn, cid=conversation_id, start=start, stop=_END if stop is None else stop)
-    width = 1 + len(MESSAGE_COLUMNS)
-    return rows, _blobs(conn, conversation_id, [r[width:] for r in rows if r[1] >= 0], everything=not windowed)
+               stop: int | None = None) -> tuple[list[list[Any]], list[list[Any]], dict[str, bytes]]:
+    """The message rows from ``start`` on, their block rows (``seq`` first) and the blobs
+    they use (three statements at most)."""
+    params = {"cid": conversation_id, "start": start, "stop": _END if stop is None else stop}
+    msgs, blocks = _MESSAGE_ROWS.run(conn, **params), _BLOCK_ROWS.run(conn, **params)
+    return msgs, blocks, _blobs(conn, conversation_id, blocks, everything=not windowed, offset=1)
 
 
 def _messages(conn: sa.Connection, conversation_id: str, start: int, windowed: bool,
@@ -410,9 +404,11 @@ def messages_between(conn: sa.Connection, scope: Scope, conversation_id: str, st
 
 
 def _blobs(conn: sa.Connection, conversation_id: str, block_rows_: Sequence[Any],
-           everything: bool = False) -> dict[str, bytes]:
-    wanted = {r[5] for r in block_rows_ if r[5]}  # rows in BLOCK_COLUMNS order
-    wanted.update(ref for r in block_rows_ if r[0] == "tool_result" and r[6] for ref in blob_refs(r[6]))
+           everything: bool = False, offset: int = 0) -> dict[str, bytes]:
+    """The blobs that block rows use; rows in BLOCK_COLUMNS order from column ``offset`` on."""
+    kind, sha, payload = offset, offset + 5, offset + 6
+    wanted = {r[sha] for r in block_rows_ if r[sha]}
+    wanted.update(ref for r in block_rows_ if r[kind] == "tool_result" and r[payload] for ref in blob_refs(r[payload]))
     if not wanted:
         return {}
     query = sa.select(blobs_t.c.sha256, blobs_t.c.data).where(blobs_t.c.conversation_id == conversation_id)

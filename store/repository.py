@@ -323,7 +323,7 @@ class ConversationStore(StoreBase):
         return self.get_conversation(conversation_id, last=last).messages
 
     def get_conversation(self, conversation_id: str, *, last: int | None = None) -> Conversation:
-        """The conversation with its canonical messages: at most three statements."""
+        """The conversation with its canonical messages: at most four statements."""
         with self._connect() as conn, paused_gc():
             return ops.get_conversation(conn, self.scope, conversation_id, last)
 

@@ -78,7 +78,7 @@ def test_load_is_a_fixed_number_of_statements(database_url, namespace):
     async def test(s: AsyncConversationStore) -> list[int]:
         counter = StatementCounter(s.engine.sync_engine)
         counts = []
-        for n in (10, 300):  # with an image: the blobs are the third statement
+        for n in (10, 300):  # with an image: the blobs are the fourth statement
             cid = await s.save(copy.deepcopy(OPENAI_CHAT) + chat(n))
             for last in (None, 20):
                 counter.statements.clear()
@@ -87,8 +87,8 @@ def test_load_is_a_fixed_number_of_statements(database_url, namespace):
         return counts
 
     full_10, window_10, full_300, window_300 = run(test, database_url, namespace)
-    assert full_10 == full_300 == window_10 == 3
-    assert window_300 == 2  # its last 20 hold no image: no blob query
+    assert full_10 == full_300 == window_10 == 4
+    assert window_300 == 3  # its last 20 hold no image: no blob query
 
 
 def test_windows_keep_calls_with_results(database_url, namespace):

@@ -188,8 +188,8 @@ def test_load_uses_a_fixed_number_of_statements(store, statements):
         statements.statements.clear()
         store.load(cid, last=last)
         counts[name] = statements.count()
-    assert counts["short"] == counts["long"] == 3  # conversation and window, messages with blocks, blobs
-    assert counts["short-last"] == counts["long-last"] == 2  # no image in the last 5: no blob query
+    assert counts["short"] == counts["long"] == 4  # conversation and window, messages, blocks, blobs
+    assert counts["short-last"] == counts["long-last"] == 3  # no image in the last 5: no blob query
 
 
 # --- tool calls ------------------------------------------------------------------
