@@ -523,13 +523,19 @@ def _tool_call_query(filters: frozenset[str], limited: bool, after: bool = False
     a total order on natural columns (no surrogate id), which the keyset of a cursor
     (``after``) continues. The page is chosen on the link table alone; only its rows are
     joined to their blocks and messages."""
-    t = tool_calls_t
+    t: Any = tool_calls_t
+    own = [t.c[column] == sa.bindparam(column) for column in sorted(filters)]
+    if "call_id" in filters:
+        # The calls with this id first, through its index, then their namespace: with the
+        # namespace's conversations estimated at a handful (statistics older than a bulk
+        # load), PostgreSQL would probe every conversation of the namespace for the id.
+        t = sa.select(t).where(*own).cte("hits").prefix_with("MATERIALIZED", dialect="postgresql")
+        own = []
     key = (t.c.conversation_id, t.c.call_seq, t.c.call_id)
     page = (
         sa.select(*key, t.c.name, t.c.status, t.c.call_position, t.c.result_seq, t.c.result_position)
         .join(conversations, conversations.c.id == t.c.conversation_id)
-        .where(conversations.c.namespace == sa.bindparam("namespace"),
-               *(t.c[column] == sa.bindparam(column) for column in sorted(filters)))
+        .where(conversations.c.namespace == sa.bindparam("namespace"), *own)
         .order_by(*key)
     )
     if after:

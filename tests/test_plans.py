@@ -43,10 +43,12 @@ def test_load_reads_each_table_by_a_range_of_its_key_even_with_stale_statistics(
         assert plan.count(index) == 1, plan
 
 
-def test_no_jit_on_convstores_connections(empty_database_url, backend):
+def test_no_jit_and_generic_plans_on_convstores_connections(empty_database_url, backend):
     """A very large conversation skews conversation_id's statistics until a tool-call lookup
     is estimated at ~1e9 rows; with JIT on, PostgreSQL compiled every lookup (0.6 -> 270 ms at
-    1M messages in one conversation). convstore's connections run without JIT, sync and async."""
+    1M messages in one conversation), and it planned every prepared lookup anew (0.9 ms of
+    planning for 0.1 ms of work). convstore's connections run without JIT and keep prepared
+    statements' generic plans, sync and async."""
     if backend != "postgresql":
         pytest.skip("PostgreSQL's JIT")
     import asyncio
@@ -57,15 +59,55 @@ def test_no_jit_on_convstores_connections(empty_database_url, backend):
         cid = s.save(_conversation(30), "openai")
         with s.engine.connect() as conn:
             assert conn.exec_driver_sql("SHOW jit").scalar() == "off"
+            assert conn.exec_driver_sql("SHOW plan_cache_mode").scalar() == "force_generic_plan"
             conn.exec_driver_sql("SET jit_above_cost = 0")  # would compile anything
             plan = "\n".join(r[0] for r in conn.exec_driver_sql(
                 "EXPLAIN ANALYZE SELECT count(*) FROM blocks WHERE conversation_id = %(cid)s", {"cid": cid}))
         assert "JIT" not in plan, plan
         assert s.get_tool_call("call_3").status == "answered"
 
-    async def async_jit() -> str:
+    async def async_settings() -> tuple[str, str]:
         async with AsyncConversationStore(empty_database_url) as a:
             async with a.engine.connect() as conn:
-                return (await conn.exec_driver_sql("SHOW jit")).scalar()
+                return ((await conn.exec_driver_sql("SHOW jit")).scalar(),
+                        (await conn.exec_driver_sql("SHOW plan_cache_mode")).scalar())
 
-    assert asyncio.run(async_jit()) == "off"
+    assert asyncio.run(async_settings()) == ("off", "force_generic_plan")
+
+
+def _call(k: int) -> list[dict]:
+    return [{"role": "assistant", "content": None, "tool_calls": [
+                {"id": f"c{k}", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": f"c{k}", "content": f"answer {k}"}]
+
+
+def test_lookup_by_call_id_starts_from_its_index_even_with_stale_statistics(empty_database_url, backend):
+    """Statistics taken when the namespace held 3 conversations, then 400 more: PostgreSQL
+    estimated the namespace's conversations at a handful and probed each of them for the
+    call id (3.4 ms at 2,500 conversations, growing with them) instead of one index probe.
+    The calls with the id are now read first, on their own (a materialized CTE)."""
+    if backend != "postgresql":
+        pytest.skip("PostgreSQL's planner")
+    seen: list[tuple[str, object]] = []
+    with ConversationStore(empty_database_url) as s:
+        for k in range(3):
+            s.save(_call(k), "openai")
+        with s.engine.connect() as conn:
+            conn.execute(sa.text("COMMIT"))
+            conn.exec_driver_sql("ANALYZE")
+            for table in ("conversations", "messages", "blocks", "tool_calls"):
+                conn.exec_driver_sql(f"ALTER TABLE {table} SET (autovacuum_enabled = false)")
+            conn.commit()
+        last = [s.save(_call(k), "openai") for k in range(3, 403)][-1]
+        sa.event.listen(s.engine, "before_cursor_execute",
+                        lambda conn, cursor, statement, params, *_: seen.append((statement, params)))
+        record = s.get_tool_call("c402")
+        assert record.conversation_id == last and record.result == "answer 402"
+        statement, params = next((st, p) for st, p in seen if "tool_calls" in st)
+        with s.engine.connect() as conn:
+            plan = "\n".join(r[0] for r in conn.exec_driver_sql("EXPLAIN " + statement, params))
+    # The calls with the id first, on their own (an index probe once the table is large),
+    # then their conversations: never a probe for the id per conversation of the namespace.
+    lines = plan.splitlines()
+    cte = next(i for i, line in enumerate(lines) if line.strip() == "CTE hits")
+    assert "on tool_calls" in lines[cte + 1] and plan.count("on tool_calls") == 1, plan
