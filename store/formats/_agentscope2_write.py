@@ -1,0 +1,309 @@
+"""Export of the ``agentscope2`` format (see :mod:`store.formats.agentscope2`): canonical messages
+as AgentScope 2.x ``Msg.model_dump(mode="json")`` dicts.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from typing import Any
+
+from ..model import (
+    AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
+    ToolResultBlock, Usage, VideoBlock,
+)
+from ._common import CARRY_KEY, Losses, b64encode, carry, dump_json, parse_json
+from .agentscope2 import (
+    NAME, PART, _BLOCKS_IN, _CACHE, _KINDS, _MEDIA, _MSG_LEFTOVERS, _ROLE_OF, _absolute_url, _segments,
+)
+
+
+class _Part:
+    """One canonical message placed into an output Msg, from block ``at`` on."""
+
+    def __init__(self, msg: Message, index: int, at: int, kind: str, how: str, ts: str | None) -> None:
+        self.msg, self.index, self.at, self.kind, self.how, self.ts = msg, index, at, kind, how, ts
+        self.carried: dict[int, Block] = {}
+        self.checks: list[tuple[int, Block, dict[str, Any]]] = []  # foreign blocks to read back
+        self.written = 0
+
+
+class _Out:
+    def __init__(self, idx: int, msg: dict[str, Any]) -> None:
+        self.idx, self.msg, self.parts = idx, msg, []  # type: list[_Part]
+
+
+def _ts(m: Message, own: dict[str, Any]) -> str | None:
+    if "created_at" in own:
+        return own["created_at"]
+    return None if m.created_at is None else m.created_at.isoformat()
+
+
+def _stamp(d: dict[str, Any], meta: dict[str, Any], ts: str | None) -> dict[str, Any]:
+    if "id" in meta:
+        d["id"] = meta["id"]
+    if (created := meta["created_at"] if "created_at" in meta else ts) is not None:
+        d["created_at"] = created
+    d["finished_at"] = meta.get("finished_at")
+    d.update(meta.get("fields") or {})
+    return d
+
+
+def _usage_exact(u: Usage | None) -> bool:
+    return u is None or (u.input_tokens is not None and u.output_tokens is not None
+                         and u.total_tokens is None and u.extras.keys() <= {NAME})
+
+
+def _usage_out(u: Usage | None) -> dict[str, Any] | None:
+    if u is None:
+        return None
+    own = u.extras.get(NAME) or {}
+    out = {"input_tokens": u.input_tokens or 0, "output_tokens": u.output_tokens or 0}
+    return out | {k: own.get(k, 0) for k in _CACHE} | (own.get("fields") or {})
+
+
+def _source(block: Any, meta: dict[str, Any]) -> dict[str, Any] | None:
+    """A 2.x data source; 2.x requires a media type: guessed from the file name or URL if unknown."""
+    guessed = mimetypes.guess_type(block.filename or block.url or "", strict=False)[0]
+    media_type = block.media_type or guessed or (f"{block.kind}/*" if block.kind in _MEDIA
+                                                 else "application/octet-stream")
+    if block.data is not None or "b64" in meta:
+        data = meta["b64"] if "b64" in meta else b64encode(block.data)
+        source = {"type": "base64", "data": data, "media_type": media_type}
+    elif block.url is not None:
+        try:
+            source = {"type": "url", "url": _absolute_url(block.url), "media_type": media_type}
+        except ValueError:
+            return None
+    else:
+        return None
+    return source | (meta.get("source_fields") or {})
+
+
+def _plain(block: Block) -> bool:
+    """Whether ``block`` surely reads back as it is (no need to check it by reading it back)."""
+    if block.extras:
+        return False
+    if isinstance(block, TextBlock):
+        return True
+    if isinstance(block, ToolCallBlock):
+        return block.arguments_raw is not None and not block.call_id_synthesized and \
+            parse_json(block.arguments_raw) == (block.arguments, block.parse_error)
+    return isinstance(block, ToolResultBlock) and isinstance(block.output, str) and block.name is not None \
+        and block.error is None
+
+
+class _Writer:
+    """Builds Msgs: split-off parts go back into their Msg, tool results into the Msg of their call."""
+
+    def __init__(self, losses: Losses) -> None:
+        self.losses = losses
+        self.outs: list[_Out] = []
+        self.calls: dict[str, tuple[int, dict[str, Any]]] = {}  # call id -> (output Msg, tool_call dict)
+        self.call_dicts: list[dict[str, Any]] = []
+        self.answered: set[str] = set()
+
+    def add(self, index: int, m: Message) -> None:
+        own = m.extras.get(NAME) or {}
+        part = own.get("part")
+        hint = m.role == "user" and "hint" in own and part is not None
+        kind = "tool" if m.role == "tool" else "hint" if hint else "main"
+        last = self.outs[-1] if self.outs else None
+        if isinstance(part, int) and part > 0 and last is not None and last.msg["role"] == "assistant" \
+                and last.msg["content"] and (m.content or hint) and (kind != "main" or m.role == "assistant"):
+            self._append(last, index, m, kind, "marker")
+        elif kind == "tool" and part is None and (target := self._target(m)) is not None:
+            if target is not last:
+                self.losses.add(index, "tool_result", "approximated",
+                                f"moved into the Msg of its call (Msg {target.idx}), before later messages")
+            self._append(target, index, m, kind, "regroup")
+        else:
+            self._open(index, m, kind)
+
+    def _target(self, m: Message) -> _Out | None:
+        found = [self.calls[b.call_id][0] for b in m.content
+                 if isinstance(b, ToolResultBlock) and b.call_id in self.calls]
+        return self.outs[max(found)] if found else None
+
+    def _open(self, index: int, m: Message, kind: str) -> None:
+        own = m.extras.get(NAME) or {}
+        role = m.role if kind == "main" and m.role != "tool" else "assistant"
+        name = next((n for n in (own.get("msg_name"), m.name) if isinstance(n, str)), role)
+        msg: dict[str, Any] = {"name": name, "content": [], "role": role}
+        if m.external_id is not None:
+            msg["id"] = m.external_id
+        msg["metadata"] = dict(m.metadata)
+        if (ts := own["msg_created_at"] if "msg_created_at" in own else _ts(m, own)) is not None:
+            msg["created_at"] = ts
+        msg["usage"] = _usage_out(m.usage)
+        msg.update({k: own.get(k) for k in _MSG_LEFTOVERS})
+        msg.update(own.get("fields") or {})
+        out = _Out(len(self.outs), msg)
+        self.outs.append(out)
+        self._append(out, index, m, kind, "head")
+
+    def _append(self, out: _Out, index: int, m: Message, kind: str, how: str) -> None:
+        own = m.extras.get(NAME) or {}
+        part = _Part(m, index, len(out.msg["content"]), kind, how, _ts(m, own))
+        out.parts.append(part)
+        role = "user" if kind == "hint" else out.msg["role"]  # a hint holds what a user Msg may
+        items = []
+        for pos, block in enumerate(m.content):
+            d = self._block(block, role, part.ts, out)
+            if d is None:
+                part.carried[pos] = block
+                continue
+            items.append(d)
+            if NAME not in block.extras and not _plain(block):
+                part.checks.append((pos, block, d))
+        if kind == "hint":
+            items = [self._hint(m, own["hint"], items, part.ts)]
+        out.msg["content"].extend(items)
+        part.written = len(items)
+        if how != "head" and not items:  # nothing would mark where it starts: a Msg of its own
+            out.parts.pop()
+            self._open(index, m, kind)
+
+    @staticmethod
+    def _hint(m: Message, info: dict[str, Any], items: list[Any], ts: str | None) -> dict[str, Any]:
+        first = m.content[0] if len(m.content) == 1 else None
+        plain = info.get("str") and isinstance(first, TextBlock) and not first.extras
+        hint: dict[str, Any] = {"type": "hint", "hint": first.text if plain else items}  # type: ignore
+        if "id" in info:
+            hint["id"] = info["id"]
+        hint["source"] = m.name
+        if ts is not None:
+            hint["created_at"] = ts
+        if "finished_at" in info:
+            hint["finished_at"] = info["finished_at"]
+        return hint | (info.get("fields") or {})
+
+    def _block(self, block: Block, role: str, ts: str | None, out: _Out) -> dict[str, Any] | None:
+        """``block`` as a 2.x block dict, or None where a ``role`` Msg cannot hold it."""
+        meta = block.extras.get(NAME) or {}
+        match block:
+            case TextBlock():
+                d: dict[str, Any] = {"type": "text", "text": block.text}
+            case ReasoningBlock() if role == "assistant":
+                d = {"type": "thinking", "thinking": block.text}
+                if block.signature is not None:
+                    d["signature"] = block.signature
+                if block.redacted:
+                    d["redacted_thinking_data"] = block.data or ""
+            case ImageBlock() | AudioBlock() | VideoBlock() | FileBlock() if role != "system":
+                if (source := _source(block, meta)) is None:
+                    return None
+                d = {"type": "data", "source": source, "name": block.filename}
+            case ToolCallBlock() if role == "assistant":
+                raw = block.arguments_raw if block.arguments_raw is not None else dump_json(block.arguments)
+                d = {"type": "tool_call", "id": block.call_id, "name": block.name, "input": raw,
+                     "state": meta.get("state"), "suggested_rules": meta.get("suggested_rules", [])}
+                self.calls[block.call_id] = (out.idx, d)
+                self.call_dicts.append(d)
+            case ToolResultBlock() if role == "assistant" and block.call_id in self.calls:
+                d = self._result(block, meta, ts, out)
+            case _:
+                return None
+        return _stamp(d, meta, ts)
+
+    def _result(self, block: ToolResultBlock, meta: dict[str, Any], ts: str | None, out: _Out) -> dict:
+        output: Any = block.output
+        if not isinstance(output, str):  # text and data only; the rest is restored from the block's patch
+            output = [d for d in (self._block(p, "user", ts, out) for p in output) if d is not None]
+        self.answered.add(block.call_id)
+        return {"type": "tool_result", "id": block.call_id,
+                "name": block.name if block.name is not None else self.calls[block.call_id][1]["name"],
+                "output": output, "state": meta.get("state") or ("error" if block.is_error else "success"),
+                "metadata": meta.get("metadata", {})}
+
+    def finish(self) -> list[dict[str, Any]]:
+        for call in self.call_dicts:
+            if call["state"] is None:  # as 2.x has it: finished once answered
+                call["state"] = "finished" if call["id"] in self.answered else "pending"
+        for out in self.outs:
+            if payload := self._payload(out):
+                out.msg["metadata"][CARRY_KEY] = payload
+        return [out.msg for out in self.outs]
+
+    def _payload(self, out: _Out) -> dict[str, Any]:
+        """The Msg's convstore payload: its parts' leftovers and where reading back must cut."""
+        payload = self._leftovers(out, out.parts[0])
+        if parts := {str(p.at): lp for p in out.parts[1:] if (lp := self._leftovers(out, p))}:
+            payload["parts"] = parts
+        types = [b["type"] for b in out.msg["content"]]
+        if len(out.parts) == 1 and not types.count("tool_result") and "hint" not in types:
+            return payload
+        native = {start for _, start, _ in _segments(types)}
+        starts = {p.at for p in out.parts}
+        if splits := sorted(starts - native):
+            payload["splits"] = splits
+        if joins := sorted(native - starts):
+            payload["joins"] = joins
+        if (len(starts) > 1 or _KINDS.get(types[0] if types else "") is not None) \
+                and any("part" not in (p.msg.extras.get(NAME) or {}) for p in out.parts):
+            payload["unmarked"] = True  # built from other formats' messages: reading back adds no marks
+        return payload
+
+    def _leftovers(self, out: _Out, part: _Part) -> dict[str, Any]:
+        """What reading ``part`` back from the Msg would not give."""
+        m = part.msg
+        kind = _KINDS.get(out.msg["content"][part.at]["type"], "main") if part.written else "main"
+        expected = {"name": None if kind == "tool" else m.name if kind == "hint" else out.msg["name"],
+                    "source_role": out.msg["role"] if kind == "hint" else None}
+        head = part.how == "head"
+        payload: dict[str, Any] = {}
+        if m.extras.keys() - {NAME} or m.model is not None or m.source_type is not None \
+                or m.name not in (None, expected["name"]) \
+                or m.source_role not in (None, expected["source_role"]) \
+                or (not _usage_exact(m.usage) if head else m.external_id is not None or m.usage is not None
+                    or m.metadata or (m.created_at is not None and not part.written)):
+            native = {"source_format", *(f for f, v in expected.items() if getattr(m, f) == v)}
+            if head:
+                native |= {"external_id", "created_at", "metadata"}
+                if _usage_exact(m.usage):
+                    native.add("usage")
+            elif part.written:
+                native.add("created_at")  # it is the first block's
+            stripped = m.model_copy(update={"extras": {k: v for k, v in m.extras.items() if k != NAME}})
+            payload = carry(stripped, native=native) or {}
+        if part.carried:  # dumped whole: nested blocks (a result's output) need their "kind"
+            payload["blocks"] = [{"at": at, "block": b.model_dump(mode="json")}
+                                 for at, b in part.carried.items()]
+        if unset := [f for f, v in expected.items() if getattr(m, f) is None and v is not None]:
+            payload["unset"] = unset
+        if m.role != _ROLE_OF.get(kind, out.msg["role"]):
+            payload["as_role"] = m.role
+        patches = {str(pos): p for pos, block, d in part.checks if (p := self._patch(block, d, part.ts))}
+        if patches:
+            payload["block_patch"] = patches
+        if payload:
+            self._report(part, payload)
+        return payload
+
+    def _patch(self, block: Block, d: dict[str, Any], ts: str | None) -> dict[str, Any]:
+        """The fields of ``block`` that reading its 2.x form back does not give."""
+        again = PART.validate_python(d)
+        want = block.model_dump(mode="json")
+        got = _BLOCKS_IN[type(again)](again, ts, self.answered).model_dump(mode="json")
+        return {k: v for k, v in want.items() if got.get(k) != v}
+
+    def _report(self, part: _Part, payload: dict[str, Any]) -> None:
+        where = f"kept in metadata.{CARRY_KEY}"
+        found = [(f"extras.{fmt}" if key == "extras" else key) for key in payload
+                 if key not in _STRUCTURE for fmt in (payload[key] if key == "extras" else [None])]
+        found += [item["block"]["kind"] for item in payload.get("blocks", ())]
+        found += [f"{part.msg.content[int(pos)].kind}.{f}"
+                  for pos, patch in payload.get("block_patch", {}).items()
+                  for f, v in patch.items() if v not in (None, {}, [])]  # an absence is no information
+        for field in found:
+            self.losses.add(part.index, field, "carried", where)
+
+
+_STRUCTURE = {"blocks", "block_patch", "unset", "as_role"}
+
+
+def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
+    """Canonical messages as AgentScope 2.x ``Msg.model_dump(mode="json")`` dicts."""
+    writer = _Writer(losses)
+    for index, msg in enumerate(messages):
+        writer.add(index, msg)
+    return writer.finish()
