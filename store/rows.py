@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
 
 from . import bulk, links
 from .codec import BlobSink, block_rows, message_rows
@@ -98,6 +99,8 @@ def _in_conversation(conn: sa.Connection, columns: tuple[sa.Column[Any], ...], k
                      conversation_id: str, values: Iterable[str]) -> list[list[Any]]:
     """The rows of ``key``'s table in a conversation whose ``key`` is one of ``values``."""
     values = list(values)
+    if conn.dialect.name == "postgresql":
+        return _joined_statement(columns, key).run(conn, cid=conversation_id, values=values)
     size = 1 << (len(values) - 1).bit_length()  # a few statement shapes, padded with repeats
     values += values[-1:] * (size - len(values))
     return _in_statement(columns, key, size).run(
@@ -109,6 +112,17 @@ def _in_statement(columns: tuple[sa.Column[Any], ...], key: sa.Column[Any], size
     return Prepared(sa.select(*columns).where(
         key.table.c.conversation_id == sa.bindparam("cid"),
         key.in_([sa.bindparam(f"v{i}") for i in range(size)])))
+
+
+@lru_cache(maxsize=8)
+def _joined_statement(columns: tuple[sa.Column[Any], ...], key: sa.Column[Any]) -> Prepared:
+    """PostgreSQL: the values as one array, joined to the key (an index probe each). An IN
+    list of parameters is a list PostgreSQL searches one by one for every row of the
+    conversation once the plan is generic: a chunk of 5,000 messages looked ~4,000 call ids
+    up among the conversation's calls in 0.5 s, 70% of a 100k-message save."""
+    wanted = sa.func.unnest(sa.bindparam("values", type_=postgresql.ARRAY(sa.Text))).table_valued("value").render_derived(name="wanted")
+    return Prepared(sa.select(*columns).select_from(wanted).join(
+        key.table, sa.and_(key.table.c.conversation_id == sa.bindparam("cid"), key == wanted.c.value)))
 
 
 _KNOWN = (tool_calls_t.c.call_id, tool_calls_t.c.call_seq, tool_calls_t.c.result_seq)
