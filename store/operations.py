@@ -411,10 +411,13 @@ def _blobs(conn: sa.Connection, conversation_id: str, block_rows_: Sequence[Any]
     wanted.update(ref for r in block_rows_ if r[kind] == "tool_result" and r[payload] for ref in blob_refs(r[payload]))
     if not wanted:
         return {}
-    query = sa.select(blobs_t.c.sha256, blobs_t.c.data).where(blobs_t.c.conversation_id == conversation_id)
-    if not everything:
-        query = query.where(blobs_t.c.sha256.in_(wanted))
-    return dict(conn.execute(query).all())
+    if everything:  # a whole conversation's load: every blob it has, without a list of hashes
+        return dict(_ALL_BLOBS.run(conn, cid=conversation_id))
+    return dict(rows.in_conversation(conn, _BLOB_COLUMNS, blobs_t.c.sha256, conversation_id, wanted))
+
+
+_BLOB_COLUMNS = (blobs_t.c.sha256, blobs_t.c.data)
+_ALL_BLOBS = Prepared(sa.select(*_BLOB_COLUMNS).where(blobs_t.c.conversation_id == sa.bindparam("cid")))
 
 
 def get_tool_call(conn: sa.Connection, scope: Scope, call_id: str, conversation_id: str | None) -> ToolCallRecord:

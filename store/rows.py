@@ -95,7 +95,7 @@ _LINK_RESULT = Prepared(
             result_position=sa.bindparam("result_position")))
 
 
-def _in_conversation(conn: sa.Connection, columns: tuple[sa.Column[Any], ...], key: sa.Column[Any],
+def in_conversation(conn: sa.Connection, columns: tuple[sa.Column[Any], ...], key: sa.Column[Any],
                      conversation_id: str, values: Iterable[str]) -> list[list[Any]]:
     """The rows of ``key``'s table in a conversation whose ``key`` is one of ``values``."""
     values = list(values)
@@ -131,7 +131,7 @@ _KNOWN = (tool_calls_t.c.call_id, tool_calls_t.c.call_seq, tool_calls_t.c.result
 def _known_calls(conn: sa.Connection, conversation_id: str, call_ids: set[str]) -> dict[str, links.KnownCall]:
     if not call_ids:
         return {}
-    rows = _in_conversation(conn, _KNOWN, tool_calls_t.c.call_id, conversation_id, call_ids)
+    rows = in_conversation(conn, _KNOWN, tool_calls_t.c.call_id, conversation_id, call_ids)
     return {call_id: links.KnownCall(seq, result is not None) for call_id, seq, result in rows}
 
 
@@ -140,7 +140,7 @@ def _insert_blobs(conn: sa.Connection, conversation_id: str, blobs: BlobSink, fr
         return
     new = blobs.rows
     if not fresh:
-        stored = {row[0] for row in _in_conversation(conn, (blobs_t.c.sha256,), blobs_t.c.sha256,
+        stored = {row[0] for row in in_conversation(conn, (blobs_t.c.sha256,), blobs_t.c.sha256,
                                                       conversation_id, new)}
         new = {k: v for k, v in new.items() if k not in stored}
     bulk.insert(conn, blobs_t, list(new.values()))
