@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from . import db, operations as ops, streaming
+from . import db, operations as ops, streaming, toolcalls
 from .codec import new_id
 from .errors import DatabaseError
 from .formats import Loss
@@ -281,15 +281,15 @@ class AsyncConversationStore(StoreBase):
 
     async def get_tool_call(self, call_id: str, conversation_id: str | None = None) -> ToolCallRecord:
         self._check_lookup(call_id=call_id)
-        return await self._lookup(ops.get_tool_call, call_id, conversation_id)
+        return await self._lookup(toolcalls.get_tool_call, call_id, conversation_id)
 
     async def find_tool_calls(self, *, name: str | None = None, status: ToolStatus | None = None,
                               call_id: str | None = None, conversation_id: str | None = None,
-                              limit: int | None = ops.DEFAULT_PAGE,
+                              limit: int | None = toolcalls.DEFAULT_PAGE,
                               cursor: str | None = None) -> Page[ToolCallRecord]:
         """One page of the matching tool calls; see :meth:`store.ConversationStore.find_tool_calls`."""
         self._check_lookup(call_id=call_id, name=name)
-        return await self._lookup(ops.find_tool_calls, name=name, status=status, call_id=call_id,
+        return await self._lookup(toolcalls.find_tool_calls, name=name, status=status, call_id=call_id,
                                   conversation_id=conversation_id, limit=limit, cursor=cursor)
 
     async def _lookup(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -297,7 +297,7 @@ class AsyncConversationStore(StoreBase):
         try:
             async with self._connection(False, one_statement=True) as conn:
                 return await conn.run_sync(fn, self.scope, *args, **kwargs)
-        except ops.SnapshotNeeded:
+        except toolcalls.SnapshotNeeded:
             return await self._run(False, fn, *args, **kwargs)
 
 

@@ -23,7 +23,7 @@ except ImportError:  # pragma: no cover
 from . import db, io, render
 from .errors import AmbiguousToolCallError, ConvstoreError, InputError
 from .formats import FORMATS, Loss, convert as convert_messages, detect, read
-from .operations import DEFAULT_PAGE
+from .toolcalls import DEFAULT_PAGE
 from .repository import DEFAULT_NAMESPACE, ConversationStore
 
 DEFAULT_DB = "sqlite:///convstore.db"

@@ -233,7 +233,7 @@ def one_statement_options(dialect: sa.Dialect) -> dict[str, Any] | None:
     """Execution options of a read that is usually a single statement (a tool-call lookup),
     which is a snapshot by itself: on PostgreSQL it runs in autocommit, sparing BEGIN and
     COMMIT, two of its three round trips. Should it need a second statement, it raises
-    ``operations.SnapshotNeeded`` and runs again with :func:`read_options`. None where a
+    ``toolcalls.SnapshotNeeded`` and runs again with :func:`read_options`. None where a
     transaction costs no round trip of its own."""
     if dialect.name == "postgresql":
         return {"isolation_level": "AUTOCOMMIT", ONE_STATEMENT: True}

@@ -9,12 +9,9 @@ and differ only in how they do I/O.
 
 from __future__ import annotations
 
-import base64
-import json
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from datetime import datetime, timezone
 from typing import Any
 
@@ -22,12 +19,11 @@ import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict
 
 from . import rows
-from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, block_from_row, blob_refs, from_utc, messages_from_rows
-from .errors import AmbiguousToolCallError, ConversationNotFoundError, InputError, ToolCallNotFoundError
-from .db import ONE_STATEMENT
+from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, blob_refs, from_utc, messages_from_rows
+from .errors import ConversationNotFoundError, InputError
 from .limits import Limits
 from .prepared import Prepared
-from .model import Conversation, Message, Page, ToolCallRecord, ToolStatus
+from .model import Conversation, Message
 from .schema import BlobRow, BlockRow, ConversationRow, MessageRow, ToolCallRow
 
 CHUNK = 5000
@@ -353,7 +349,7 @@ def fetch_rows(conn: sa.Connection, conversation_id: str, start: int, windowed: 
     they use (three statements at most)."""
     params = {"cid": conversation_id, "start": start, "stop": _END if stop is None else stop}
     msgs, blocks = _MESSAGE_ROWS.run(conn, **params), _BLOCK_ROWS.run(conn, **params)
-    return msgs, blocks, _blobs(conn, conversation_id, blocks, everything=not windowed, offset=1)
+    return msgs, blocks, blobs(conn, conversation_id, blocks, everything=not windowed, offset=1)
 
 
 def _messages(conn: sa.Connection, conversation_id: str, start: int, windowed: bool,
@@ -403,7 +399,7 @@ def messages_between(conn: sa.Connection, scope: Scope, conversation_id: str, st
     return _messages(conn, conversation_id, start, windowed=True, stop=stop)
 
 
-def _blobs(conn: sa.Connection, conversation_id: str, block_rows_: Sequence[Any],
+def blobs(conn: sa.Connection, conversation_id: str, block_rows_: Sequence[Any],
            everything: bool = False, offset: int = 0) -> dict[str, bytes]:
     """The blobs that block rows use; rows in BLOCK_COLUMNS order from column ``offset`` on."""
     kind, sha, payload = offset, offset + 5, offset + 6
@@ -420,155 +416,6 @@ _BLOB_COLUMNS = (blobs_t.c.sha256, blobs_t.c.data)
 _ALL_BLOBS = Prepared(sa.select(*_BLOB_COLUMNS).where(blobs_t.c.conversation_id == sa.bindparam("cid")))
 
 
-def get_tool_call(conn: sa.Connection, scope: Scope, call_id: str, conversation_id: str | None) -> ToolCallRecord:
-    # Two records tell whether the id is unique; only an ambiguous one reads where else it is.
-    records = find_tool_calls(conn, scope, call_id=call_id, conversation_id=conversation_id, limit=2)
-    if not records:
-        where = f"in conversation {conversation_id!r}" if conversation_id else f"in namespace {scope.namespace!r}"
-        raise ToolCallNotFoundError(call_id, where)
-    if len(records) > 1:
-        raise AmbiguousToolCallError(call_id, _conversations_with_call(conn, scope, call_id))
-    return records[0]
-
-
-def _conversations_with_call(conn: sa.Connection, scope: Scope, call_id: str) -> list[str]:
-    t = tool_calls_t
-    return list(conn.execute(
-        sa.select(t.c.conversation_id).join(conversations, conversations.c.id == t.c.conversation_id)
-        .where(conversations.c.namespace == scope.namespace, t.c.call_id == call_id)
-        .order_by(t.c.conversation_id)
-    ).scalars())
-
-
-class SnapshotNeeded(Exception):
-    """A read begun as one statement needs another (a result's binary payloads): the
-    caller runs it again in a snapshot (see ``db.one_statement_options``)."""
-
-
-def _uses_blobs(block_row: Sequence[Any]) -> bool:  # a row in BLOCK_COLUMNS order
-    return bool(block_row[5] or (block_row[0] == "tool_result" and block_row[6] and blob_refs(block_row[6])))
-
-
-DEFAULT_PAGE = 100
-"""Records a page of ``find_tool_calls`` holds unless the caller says otherwise."""
-
-
-def find_tool_calls(conn: sa.Connection, scope: Scope, *, name: str | None = None,
-                    status: ToolStatus | None = None, call_id: str | None = None,
-                    conversation_id: str | None = None, limit: int | None = DEFAULT_PAGE,
-                    cursor: str | None = None) -> Page[ToolCallRecord]:
-    """The tool calls matching every given filter, one page of at most ``limit`` (None:
-    all of them at once; 0: none), ordered by conversation, then by the message holding
-    the call, then by call id. The page's ``next_cursor`` (None on the last page) asks for
-    the records after its last one: keyset paging (not OFFSET) on that order, which is total
-    (a call id is unique in its conversation), so the records that exist throughout come
-    exactly once, whatever is written in between. The page is chosen on the link table and
-    only its rows are read whole: memory is bounded by the page, not the namespace."""
-    if status is not None and status not in ("pending", "answered", "error"):
-        raise InputError(f"status must be pending, answered or error, got {status!r}")
-    check_limit(limit)
-    after = decode_cursor(cursor)
-    if limit == 0 or (conversation_id is not None and not valid_id(conversation_id)):
-        return Page()
-    given = {"name": name, "status": status, "call_id": call_id, "conversation_id": conversation_id}
-    filters = {k: v for k, v in given.items() if v is not None}
-    params: dict[str, Any] = {"namespace": scope.namespace, **filters}
-    if limit is not None:
-        params["limit"] = limit + 1  # one row more than the page says whether another follows
-    if after is not None:
-        params.update(zip(_AFTER, after))
-    query = _tool_call_query(frozenset(filters), limit is not None, after is not None)
-    rows = conn.execute(query, params).mappings().all()
-    more = limit is not None and len(rows) > limit
-    if more:
-        rows = rows[:limit]
-    results = [tuple(r[f"r_{name}"] for name in BLOCK_COLUMNS) for r in rows]
-    if conn.get_execution_options().get(ONE_STATEMENT) and any(_uses_blobs(b) for b in results):
-        raise SnapshotNeeded
-    blobs: dict[str, bytes] = {}
-    for cid in {r["conversation_id"] for r in rows}:
-        blobs.update(_blobs(conn, cid, [b for r, b in zip(rows, results) if r["conversation_id"] == cid]))
-    return Page([_record(r, b, blobs) for r, b in zip(rows, results)],
-                next_cursor=encode_cursor(rows[-1]) if more else None)
-
-
-_AFTER = ("after_conversation", "after_seq", "after_call")
-_CURSOR_VERSION = 1
-
-
-def encode_cursor(row: Any) -> str:
-    """The cursor after ``row``: its sort key, as URL-safe base64 of JSON (opaque to callers)."""
-    key = [_CURSOR_VERSION, str(row["conversation_id"]), row["call_seq"], row["call_id"]]
-    text = json.dumps(key, separators=(",", ":"), ensure_ascii=True)
-    return base64.urlsafe_b64encode(text.encode("ascii")).rstrip(b"=").decode("ascii")
-
-
-def decode_cursor(cursor: str | None) -> tuple[str, int, str] | None:
-    """The sort key a cursor of :func:`encode_cursor` holds; :class:`InputError` for anything else."""
-    if cursor is None:
-        return None
-    try:
-        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
-        version, cid, seq, call = json.loads(raw)
-        if (version == _CURSOR_VERSION and isinstance(cid, str) and type(seq) is int and 0 <= seq < 2**31
-                and isinstance(call, str) and call == call.encode("utf-8").decode("utf-8")):  # no lone surrogates
-            return str(uuid.UUID(cid)), seq, call
-    except (TypeError, ValueError, UnicodeError, RecursionError):
-        pass
-    shown = repr(cursor[:60] + "..." if isinstance(cursor, str) and len(cursor) > 60 else cursor)
-    raise InputError(f"invalid cursor {shown}: pass a page's next_cursor as it is, with the same filters")
-
-
-@lru_cache(maxsize=128)
-def _tool_call_query(filters: frozenset[str], limited: bool, after: bool = False) -> sa.Select[Any]:
-    """One statement per set of filters, built once: looking a call up by id costs one
-    index probe and no query building. Ordered by ``(conversation_id, call_seq, call_id)``,
-    a total order on natural columns (no surrogate id), which the keyset of a cursor
-    (``after``) continues. The page is chosen on the link table alone; only its rows are
-    joined to their blocks and messages."""
-    t: Any = tool_calls_t
-    own = [t.c[column] == sa.bindparam(column) for column in sorted(filters)]
-    if "call_id" in filters:
-        # The calls with this id first, through its index, then their namespace: with the
-        # namespace's conversations estimated at a handful (statistics older than a bulk
-        # load), PostgreSQL would probe every conversation of the namespace for the id.
-        t = sa.select(t).where(*own).cte("hits").prefix_with("MATERIALIZED", dialect="postgresql")
-        own = []
-    key = (t.c.conversation_id, t.c.call_seq, t.c.call_id)
-    page = (
-        sa.select(*key, t.c.name, t.c.status, t.c.call_position, t.c.result_seq, t.c.result_position)
-        .join(conversations, conversations.c.id == t.c.conversation_id)
-        .where(conversations.c.namespace == sa.bindparam("namespace"), *own)
-        .order_by(*key)
-    )
-    if after:
-        bound = [sa.bindparam(name, type_=column.type) for name, column in zip(_AFTER, key)]
-        # The leading column alone as well: a range every backend's planner can use.
-        page = page.where(key[0] >= bound[0], sa.tuple_(*key) > sa.tuple_(*bound))
-    if limited:
-        page = page.limit(sa.bindparam("limit"))
-    p = page.subquery("page")
-    cb, rb = blocks_t.alias("call_block"), blocks_t.alias("result_block")
-    cm, rm = messages_t.alias("call_message"), messages_t.alias("result_message")
-    return (
-        sa.select(
-            p.c.call_id, p.c.name, p.c.status, p.c.conversation_id, p.c.call_seq, p.c.result_seq,
-            cb.c.payload.label("call_payload"), cm.c.created_at.label("call_at"),
-            cm.c.utc_offset.label("call_offset"), rm.c.created_at.label("result_at"),
-            rm.c.utc_offset.label("result_offset"),
-            *(rb.c[name].label(f"r_{name}") for name in BLOCK_COLUMNS),
-        )
-        .select_from(p)
-        .join(cb, sa.and_(cb.c.conversation_id == p.c.conversation_id, cb.c.seq == p.c.call_seq,
-                          cb.c.position == p.c.call_position))
-        .join(cm, sa.and_(cm.c.conversation_id == p.c.conversation_id, cm.c.seq == p.c.call_seq))
-        .outerjoin(rb, sa.and_(rb.c.conversation_id == p.c.conversation_id, rb.c.seq == p.c.result_seq,
-                               rb.c.position == p.c.result_position))
-        .outerjoin(rm, sa.and_(rm.c.conversation_id == p.c.conversation_id, rm.c.seq == p.c.result_seq))
-        .order_by(p.c.conversation_id, p.c.call_seq, p.c.call_id)
-    )
-
-
 def info(row: Any) -> ConversationInfo:
     return ConversationInfo(
         id=row["id"], namespace=row["namespace"], key=row["key"], title=row["title"],
@@ -576,19 +423,4 @@ def info(row: Any) -> ConversationInfo:
         message_count=row["message_count"], created_at=from_utc(row["created_at"], 0),
         updated_at=from_utc(row["updated_at"], 0),
         metadata=row["metadata"] or {},
-    )
-
-
-def _record(row: Any, result: tuple[Any, ...], blobs: dict[str, bytes]) -> ToolCallRecord:
-    payload = row["call_payload"] or {}
-    block = block_from_row(result, blobs) if result[0] else None
-    return ToolCallRecord(
-        call_id=row["call_id"], name=row["name"], status=row["status"],
-        arguments=payload.get("arguments"), arguments_raw=payload.get("arguments_raw"),
-        result=block.output if block is not None else None,
-        is_error=bool(block is not None and block.is_error),
-        conversation_id=row["conversation_id"], call_position=row["call_seq"],
-        result_position=row["result_seq"],
-        call_created_at=from_utc(row["call_at"], row["call_offset"]),
-        result_created_at=from_utc(row["result_at"], row["result_offset"]),
     )

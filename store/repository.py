@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
-from . import db, operations as ops, streaming
+from . import db, operations as ops, streaming, toolcalls
 from .codec import new_id
 from .errors import DatabaseError, InputError
 from .formats import Loss, get_format, read, write
@@ -190,7 +190,7 @@ class ConversationStore(StoreBase):
             try:
                 with db.database_errors(self.engine), self.engine.connect() as conn:
                     return fn(conn.execution_options(**options), self.scope, *args, **kwargs)
-            except ops.SnapshotNeeded:
+            except toolcalls.SnapshotNeeded:
                 pass
         with self._connect() as conn:
             return fn(conn, self.scope, *args, **kwargs)
@@ -343,11 +343,11 @@ class ConversationStore(StoreBase):
         Without ``conversation_id`` the id must be unique in the namespace.
         """
         self._check_lookup(call_id=call_id)
-        return self._lookup(ops.get_tool_call, call_id, conversation_id)
+        return self._lookup(toolcalls.get_tool_call, call_id, conversation_id)
 
     def find_tool_calls(self, *, name: str | None = None, status: ToolStatus | None = None,
                         call_id: str | None = None, conversation_id: str | None = None,
-                        limit: int | None = ops.DEFAULT_PAGE,
+                        limit: int | None = toolcalls.DEFAULT_PAGE,
                         cursor: str | None = None) -> Page[ToolCallRecord]:
         """Tool calls matching every given filter: one page (a list) of at most ``limit``
         records, by conversation, then in the order of their messages (calls in one message
@@ -355,5 +355,5 @@ class ConversationStore(StoreBase):
         ``cursor`` (with the same filters) for the next one. ``limit=None`` returns every
         match at once (in memory: mind a large namespace)."""
         self._check_lookup(call_id=call_id, name=name)
-        return self._lookup(ops.find_tool_calls, name=name, status=status, call_id=call_id,
+        return self._lookup(toolcalls.find_tool_calls, name=name, status=status, call_id=call_id,
                             conversation_id=conversation_id, limit=limit, cursor=cursor)
