@@ -16,6 +16,7 @@ from .limits import Limits
 from .model import Block, Conversation, Message, Page, ToolCallRecord
 from .repository import ConversationInfo, ConversationStore
 from .aio import AsyncConversationStore
+from .usage import ConversationUsage, ModelUsage
 
 __all__ = [
     "AsyncConversationStore",
@@ -24,10 +25,12 @@ __all__ = [
     "Conversation",
     "ConversationInfo",
     "ConversationStore",
+    "ConversationUsage",
     "ConvstoreError",
     "Limits",
     "Loss",
     "Message",
+    "ModelUsage",
     "Page",
     "ToolCallRecord",
     "convert",

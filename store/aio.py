@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from . import db, operations as ops, streaming, toolcalls
+from . import db, operations as ops, streaming, toolcalls, usage
 from .codec import new_id
 from .errors import DatabaseError
 from .formats import Loss
@@ -275,6 +275,10 @@ class AsyncConversationStore(StoreBase):
 
     async def info(self, conversation_id: str) -> ConversationInfo:
         return await self._run(False, ops.require, conversation_id)
+
+    async def usage(self, conversation_id: str) -> usage.ConversationUsage:
+        """The conversation's token usage; see :meth:`store.ConversationStore.usage`."""
+        return await self._run(False, usage.conversation_usage, conversation_id)
 
     async def list_conversations(self, *, limit: int | None = None) -> list[ConversationInfo]:
         return await self._run(False, ops.list_conversations, limit)

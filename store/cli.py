@@ -20,7 +20,7 @@ try:  # typer >= 0.29 vendors click; older releases use click itself
 except ImportError:  # pragma: no cover
     from click.exceptions import ClickException, UsageError
 
-from . import db, io, render
+from . import db, io, render, usage as usage_
 from .errors import AmbiguousToolCallError, ConvstoreError, InputError
 from .formats import FORMATS, Loss, convert as convert_messages, detect, read
 from .toolcalls import DEFAULT_PAGE
@@ -302,10 +302,25 @@ def list_(ctx: typer.Context, json: bool = typer.Option(False, "--json")) -> Non
 
 @app.command()
 def show(ctx: typer.Context, conversation_id: str = typer.Argument(...)) -> None:
-    """Render a conversation for a person to read."""
+    """Render a conversation for a person to read, with its token usage."""
     with ctx.obj.store() as s:
         conversation = s.get_conversation(conversation_id)
     render.conversation(conversation, out)
+    render.usage_table(usage_.of_messages(conversation_id, conversation.messages), out)
+
+
+@app.command()
+def usage(ctx: typer.Context, conversation_id: str = typer.Argument(...),
+          json: bool = typer.Option(False, "--json")) -> None:
+    """Token usage of a conversation, in total and per model."""
+    with ctx.obj.store() as s:
+        summary = s.usage(conversation_id)
+    if json:
+        _emit(summary.model_dump(mode="json"), None)
+    else:
+        if not summary.records:
+            out.print("no token usage recorded")
+        render.usage_table(summary, out)
 
 
 @app.command()

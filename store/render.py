@@ -94,6 +94,19 @@ def tool_call_table(records: list[ToolCallRecord], console: Console) -> None:
     _table(console, plural(len(records), "tool call"), headers, rows, ids=2)
 
 
+def usage_table(usage: Any, console: Console) -> None:
+    """Token counts per model and in total (a ``store.usage.ConversationUsage``); nothing
+    when no message recorded any."""
+    if not usage.records:
+        return
+    rows = [(m.model or "(no model)", f"{m.input_tokens:,}", f"{m.output_tokens:,}", f"{m.total_tokens:,}",
+             str(m.records)) for m in usage.by_model]
+    rows.append(("total", f"{usage.input_tokens:,}", f"{usage.output_tokens:,}", f"{usage.total_tokens:,}",
+                 str(usage.records)))
+    headers = ("model", "input tokens", "output tokens", "total tokens", "calls")
+    _table(console, "token usage", headers, rows, ids=0)
+
+
 def conversation_table(infos: list[Any], console: Console) -> None:
     rows = [(i.id, i.title or "", i.source_format or "", str(i.message_count), f"{i.updated_at:%Y-%m-%d %H:%M}")
             for i in infos]

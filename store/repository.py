@@ -15,13 +15,14 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
-from . import db, operations as ops, streaming, toolcalls
+from . import db, operations as ops, streaming, toolcalls, usage
 from .codec import new_id
 from .errors import DatabaseError, InputError
 from .formats import Loss, get_format, read, write
+from .formats._common import validate
 from .gcpause import paused_gc
 from .limits import Limits, check_metadata, check_text
-from .model import Conversation, Message, Page, ToolCallRecord, ToolStatus
+from .model import MESSAGES, Conversation, Message, Page, ToolCallRecord, ToolStatus
 from .operations import ConversationInfo, Scope
 
 T = TypeVar("T")
@@ -60,8 +61,8 @@ class StoreBase:
 
     def _canonical(self, messages: Any, format: str | None) -> list[Message]:
         format = format or self.format
-        if format == "canonical":
-            return [m if isinstance(m, Message) else Message.model_validate(m) for m in messages]
+        if format == "canonical":  # Message objects pass as they are; dicts are validated, errors located
+            return validate(MESSAGES, messages, "canonical")
         with paused_gc():
             return read(messages, format)
 
@@ -331,6 +332,12 @@ class ConversationStore(StoreBase):
         """The conversation's row: key, title, message count, times, metadata."""
         with self._connect() as conn:
             return ops.require(conn, self.scope, conversation_id)
+
+    def usage(self, conversation_id: str) -> usage.ConversationUsage:
+        """The conversation's token usage: its messages' counts summed, in total and per
+        model (see :mod:`store.usage`). Reads no message text."""
+        with self._connect() as conn:
+            return usage.conversation_usage(conn, self.scope, conversation_id)
 
     def list_conversations(self, *, limit: int | None = None) -> list[ConversationInfo]:
         """This namespace's conversations, newest first (at most ``limit``; 0 gives none)."""

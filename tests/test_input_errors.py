@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from store import FORMATS, AsyncConversationStore, ConversationStore, convert
-from store.errors import ConvstoreError, InputError
+from store.errors import ConvstoreError, InputError, SchemaError
 from store.limits import MAX_DEPTH
 from store.model import Message, TextBlock
 
@@ -128,6 +128,17 @@ def test_async_store_checks_the_same(database_url, namespace):
 def test_times_beyond_the_utc_range_are_refused(store, when):
     with pytest.raises(InputError, match="message 0, created_at: .* out of range in UTC"):
         store.save([Message(role="user", content=[TextBlock(text="x")], created_at=when)], format="canonical")
+    assert store.list_conversations() == []
+
+
+def test_bad_canonical_dicts_are_schema_errors_naming_message_and_field(store):
+    good = {"role": "user", "content": [{"kind": "text", "text": "hi"}]}
+    bad = {"role": "user", "content": [{"type": "text", "text": "hi"}]}  # OpenAI's tag, not ours
+    with pytest.raises(SchemaError) as caught:
+        store.save([good, Message(role="assistant"), bad], format="canonical")
+    assert "message 2" in str(caught.value) and "content[0].kind" in str(caught.value)
+    with pytest.raises(SchemaError):
+        store.save({"role": "user"}, format="canonical")
     assert store.list_conversations() == []
 
 

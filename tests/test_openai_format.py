@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from store import convert
 from store.errors import LossError, SchemaError, UnknownFormatError
-from store.formats import openai, read, write
+from store.formats import read, write
 from store.model import ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock
 
 from .samples import OPENAI_CHAT, PNG

@@ -1,7 +1,6 @@
 """Concurrent writers, crashes, hostile input and limits, on every backend."""
 
 import base64
-import json
 import os
 import signal
 import subprocess
@@ -23,7 +22,7 @@ from store.limits import Limits
 from store.model import DataBlock, ImageBlock, Message, TextBlock, ToolCallBlock, ToolResultBlock
 from store.schema import MARK
 
-from .samples import OPENAI_CHAT, chat
+from .samples import chat
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITER = """
