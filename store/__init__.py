@@ -16,6 +16,7 @@ from .limits import Limits
 from .model import Block, Conversation, Message, Page, ToolCallRecord
 from .repository import ConversationInfo, ConversationStore
 from .aio import AsyncConversationStore
+from .retention import PruneReport
 from .usage import ConversationUsage, ModelUsage
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "Message",
     "ModelUsage",
     "Page",
+    "PruneReport",
     "ToolCallRecord",
     "convert",
 ]

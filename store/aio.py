@@ -14,12 +14,13 @@ import threading
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from . import db, operations as ops, streaming, toolcalls, usage
+from . import db, operations as ops, retention, streaming, toolcalls, usage
 from .codec import new_id
 from .errors import DatabaseError
 from .formats import Loss
@@ -238,6 +239,18 @@ class AsyncConversationStore(StoreBase):
     async def delete(self, conversation_id: str) -> None:
         """Delete a conversation and everything stored with it."""
         await self._run(True, ops.delete, conversation_id)
+
+    async def prune(self, older_than: timedelta | datetime, *, dry_run: bool = False,
+                    progress: Callable[[int], None] | None = None) -> retention.PruneReport:
+        """Delete conversations not written to since a cutoff; see :meth:`store.ConversationStore.prune`."""
+        report = retention.plan(older_than, dry_run)
+        due = retention.due_before(report)
+        if dry_run:
+            retention.record(report, await self._run(False, retention.count_due, due), None)
+        else:
+            while retention.record(report, await self._run(True, retention.prune_batch, due), progress):
+                pass
+        return report
 
     # --- reads -------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterator
 from itertools import chain, islice
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Optional
 
@@ -321,6 +322,43 @@ def usage(ctx: typer.Context, conversation_id: str = typer.Argument(...),
         if not summary.records:
             out.print("no token usage recorded")
         render.usage_table(summary, out)
+
+
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def _age(value: str) -> timedelta | datetime:
+    """``30d``, ``12h``, ``90m``, ``2w``, ``45s``; or a date or time (ISO 8601, UTC unless it says)."""
+    number, unit = value[:-1], value[-1:]
+    if number.isdigit() and unit in _UNITS:
+        return timedelta(**{_UNITS[unit]: int(number)})
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is neither an age (30d, 12h, 90m, 2w, 45s) nor a date "
+                                 "(2026-10-01, 2026-10-01T12:00+02:00)", param_hint="--older-than") from None
+
+
+@app.command()
+def prune(
+    ctx: typer.Context,
+    older_than: str = typer.Option(..., "--older-than", metavar="AGE|DATE",
+                                   help="Delete conversations not written to for this long (30d, 12h, 2w) or since this date."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only count what would be deleted."),
+) -> None:
+    """Delete the namespace's conversations nobody has written to since a cutoff, with everything stored with them."""
+    age = _age(older_than)
+    with ctx.obj.store() as s:
+        due = s.prune(age, dry_run=True)
+        if dry_run:
+            report = due
+        else:
+            with render.progress(due.conversations, "pruning", err) as advance:
+                report = s.prune(due.cutoff, progress=advance)  # the cutoff just counted
+    verb = "would delete" if dry_run else "deleted"
+    out.print(f"{verb} {render.plural(report.conversations, 'conversation')} "
+              f"({render.plural(report.messages, 'message')}) not written to since "
+              f"{report.cutoff:%Y-%m-%d %H:%M:%S} UTC", highlight=False)
 
 
 @app.command()

@@ -11,11 +11,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
-from . import db, operations as ops, streaming, toolcalls, usage
+from . import db, operations as ops, retention, streaming, toolcalls, usage
 from .codec import new_id
 from .errors import DatabaseError, InputError
 from .formats import Loss, get_format, read, write
@@ -288,6 +289,23 @@ class ConversationStore(StoreBase):
     def delete(self, conversation_id: str) -> None:
         """Delete a conversation and everything stored with it."""
         self._transact(ops.delete, conversation_id)
+
+    def prune(self, older_than: timedelta | datetime, *, dry_run: bool = False,
+              progress: Callable[[int], None] | None = None) -> retention.PruneReport:
+        """Delete this namespace's conversations not written to since ``older_than`` ago (a
+        ``timedelta``), or since that moment (a ``datetime``; naive ones are UTC), each with
+        everything stored with it, in transactions of at most ``retention.BATCH``
+        conversations; ``progress(n)`` after each. ``dry_run`` only counts what would go.
+        Conversations appended to meanwhile stay (see :mod:`store.retention`)."""
+        report = retention.plan(older_than, dry_run)
+        if dry_run:
+            with self._connect() as conn:
+                retention.record(report, retention.count_due(conn, self.scope, retention.due_before(report)), None)
+        else:
+            while retention.record(report, self._transact(retention.prune_batch, retention.due_before(report)),
+                                   progress):
+                pass
+        return report
 
     # --- reads -------------------------------------------------------------------
 

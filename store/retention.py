@@ -1,0 +1,110 @@
+"""Retention: deleting the conversations nobody has written to since a cutoff.
+
+A conversation goes whole: its messages, blocks, tool-call links and binary payloads. Each
+transaction takes the oldest conversations still due (at most ``BATCH``, and at most about
+``BATCH_MESSAGES`` messages unless a single conversation holds more), locks their rows and
+deletes them, so no lock is held for long however much goes. A conversation written to after
+the cutoff is not due any more: an append that commits before the prune locks the row moves its
+``updated_at`` past the cutoff (and the row is skipped, re-checked under the lock); one that
+comes after finds no conversation and fails. Either way, nothing an append acknowledged is lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta, timezone
+from functools import lru_cache
+from typing import Any
+
+import sqlalchemy as sa
+from pydantic import BaseModel
+
+from .errors import InputError
+from .operations import Scope, blobs_t, blocks_t, conversations, messages_t, now, tool_calls_t
+from .prepared import Prepared
+
+BATCH = 100
+BATCH_MESSAGES = 100_000
+
+
+class PruneReport(BaseModel):
+    """What a prune deleted (or, with ``dry_run``, would delete)."""
+
+    cutoff: datetime
+    """Conversations last written to before this moment (UTC) were due."""
+    dry_run: bool
+    conversations: int = 0
+    messages: int = 0
+
+
+def cutoff(older_than: timedelta | datetime) -> datetime:
+    """The moment (naive UTC, as stored) before which a conversation is due: ``older_than``
+    ago, or that moment itself (naive datetimes are taken as UTC)."""
+    if isinstance(older_than, timedelta):
+        if older_than < timedelta(0):
+            raise InputError(f"older_than must not be negative, got {older_than}")
+        return now() - older_than
+    if isinstance(older_than, datetime):
+        return older_than.astimezone(timezone.utc).replace(tzinfo=None) if older_than.tzinfo else older_than
+    raise InputError(f"older_than must be a timedelta or a datetime, got {older_than!r}")
+
+
+_DUE = (conversations.c.namespace == sa.bindparam("ns"), conversations.c.updated_at < sa.bindparam("cutoff"))
+_COUNT = Prepared(sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(conversations.c.message_count), sa.literal_column("0")))
+                  .where(*_DUE))
+@lru_cache(maxsize=4)
+def _oldest(batch: int) -> Prepared:
+    """The oldest due conversations, at most ``batch``, their rows locked (FOR UPDATE)."""
+    return Prepared(sa.select(conversations.c.id, conversations.c.message_count).where(*_DUE)
+                    .order_by(conversations.c.updated_at, conversations.c.id)
+                    .limit(sa.literal_column(str(int(batch)))).offset(sa.literal_column("0"))
+                    .with_for_update())
+
+
+def count_due(conn: sa.Connection, scope: Scope, due_before: datetime) -> tuple[int, int]:
+    """How many conversations (and messages in them) are due: one statement."""
+    count, messages = _COUNT.run(conn, ns=scope.namespace, cutoff=due_before)[0]
+    return int(count), int(messages)
+
+
+def prune_batch(conn: sa.Connection, scope: Scope, due_before: datetime) -> tuple[int, int]:
+    """Delete the oldest due conversations, locked first; how many went (and their messages)."""
+    rows = _oldest(BATCH).run(conn, ns=scope.namespace, cutoff=due_before)
+    chosen: list[str] = []
+    messages = 0
+    for cid, count in rows:
+        if chosen and messages + count > BATCH_MESSAGES:
+            break  # the rest waits for the next transaction
+        chosen.append(cid)
+        messages += count
+    _delete(conn, chosen)
+    return len(chosen), messages
+
+
+def _delete(conn: sa.Connection, ids: Sequence[Any]) -> None:
+    if not ids:
+        return
+    # Children first: MySQL checks foreign keys row by row, whatever the cascade order.
+    for table in (tool_calls_t, blocks_t, blobs_t, messages_t):
+        conn.execute(table.delete().where(table.c.conversation_id.in_(ids)))
+    conn.execute(conversations.delete().where(conversations.c.id.in_(ids)))
+
+
+def plan(older_than: timedelta | datetime, dry_run: bool) -> PruneReport:
+    """An empty report for a prune of what was last written before ``older_than`` ago."""
+    return PruneReport(cutoff=cutoff(older_than).replace(tzinfo=timezone.utc), dry_run=dry_run)
+
+
+def due_before(report: PruneReport) -> datetime:
+    """The report's cutoff as the tables store times (naive UTC)."""
+    return report.cutoff.replace(tzinfo=None)
+
+
+def record(report: PruneReport, batch: tuple[int, int], progress: Callable[[int], None] | None) -> bool:
+    """Add a batch (conversations, messages) to the report; whether another may follow."""
+    gone, messages = batch
+    report.conversations += gone
+    report.messages += messages
+    if gone and progress is not None:
+        progress(gone)
+    return gone > 0 and not report.dry_run
