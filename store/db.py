@@ -405,6 +405,7 @@ def _present(conn: sa.Connection) -> list[sa.Table]:
     return [t for t in reversed(metadata.sorted_tables) if t.name in names]
 
 
+_FIRST_DROP_ORDER = ("tool_calls", "blocks", "blobs", "messages", "conversations")
 _FIRST_COLUMNS = {  # the tables as revision 0001 makes them, frozen here
     "conversations": {"id", "namespace", "key", "title", "source_format", "message_count", "created_at",
                       "updated_at", "metadata"},
@@ -433,7 +434,9 @@ def _interrupted_creation(conn: sa.Connection) -> list[sa.Table] | None:
             return None
         if _holds_rows(conn, table.name):
             return None
-    return present
+    # Children first as revision 0001 links them (tool_calls -> blocks -> blobs), not as
+    # today's metadata does: MariaDB refuses to drop a table another one still references.
+    return sorted(present, key=lambda table: _FIRST_DROP_ORDER.index(table.name))
 
 
 def _finish_interrupted_creation(conn: sa.Connection) -> None:

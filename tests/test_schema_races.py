@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 
 from store import ConversationStore
@@ -160,3 +161,21 @@ def test_a_first_creation_interrupted_between_revisions_is_finished_on_open(empt
         assert not sa.inspect(engine).has_table(CREATING)
     finally:
         engine.dispose()
+
+
+def test_a_first_creation_killed_after_every_first_table_is_finished(empty_database_url, backend):
+    """Revision 0001's tables link tool_calls -> blocks -> blobs; today's do not. MariaDB
+    (no transactional DDL) keeps what a killed first creation made: they are dropped in
+    0001's order, children first, and the schema created again."""
+    if backend != "mariadb":
+        pytest.skip("DDL is transactional here: a killed creation leaves nothing")
+    engine = create_engine(empty_database_url)
+    try:
+        upgrade(engine, "0001")
+        with engine.begin() as conn:  # killed before the revision was recorded
+            conn.exec_driver_sql(f"DELETE FROM {VERSION_TABLE}")
+    finally:
+        engine.dispose()
+    with ConversationStore(empty_database_url) as s:
+        s.save([{"role": "user", "content": "hi"}])
+        assert len(s.list_conversations()) == 1
