@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from . import db, operations as ops, retention, streaming, toolcalls, usage
+from . import db, listing, operations as ops, retention, streaming, toolcalls, usage
 from .codec import new_id
 from .errors import DatabaseError
 from .formats import Loss
@@ -176,19 +176,27 @@ class AsyncConversationStore(StoreBase):
 
     async def save(self, messages: Any, format: str | None = None, *, title: str | None = None,
                    metadata: dict[str, Any] | None = None, source_format: str | None = None,
-                   progress: Callable[[int], None] | None = None) -> str:
+                   progress: Callable[[int], None] | None = None, tags: Iterable[str] | None = None,
+                   expires_at: datetime | None = None) -> str:
         """Store ``messages`` (in ``format``) as a new conversation and return its id.
         An iterator is read and written chunk by chunk, as by the sync store."""
-        self._check_conversation(title=title, metadata=metadata)
+        fields = self._fields(title=title, metadata=metadata, tags=tags, expires_at=expires_at)
+        fields.update(progress=progress, source_format=self._source_format(format, source_format))
         conversation_id = new_id()
-        fields = {"title": title, "metadata": metadata, "progress": progress,
-                  "source_format": self._source_format(format, source_format)}
         if isinstance(messages, Iterator):
             await self._run(True, ops.save_stream, conversation_id, self._chunks(messages, format), _retry=False,
                             **fields)
         else:
             await self._run(True, ops.save, conversation_id, self._canonical(messages, format), **fields)
         return conversation_id
+
+    async def update(self, conversation_id: str, *, title: str | None = listing.UNSET,
+                     metadata: dict[str, Any] | None = listing.UNSET, tags: Iterable[str] | None = listing.UNSET,
+                     expires_at: datetime | None = listing.UNSET) -> ConversationInfo:
+        """Change a conversation's own fields; see :meth:`store.ConversationStore.update`."""
+        fields = self._fields(title=title, metadata=metadata, tags=tags, expires_at=expires_at)
+        return await self._run(True, listing.update, conversation_id, **{**dict.fromkeys(
+            ("title", "metadata", "tags", "expires_at"), listing.UNSET), **fields})
 
     async def conversation_for(self, key: str, *, title: str | None = None,
                                metadata: dict[str, Any] | None = None) -> str:
@@ -240,7 +248,7 @@ class AsyncConversationStore(StoreBase):
         """Delete a conversation and everything stored with it."""
         await self._run(True, ops.delete, conversation_id)
 
-    async def prune(self, older_than: timedelta | datetime, *, dry_run: bool = False,
+    async def prune(self, older_than: timedelta | datetime | None = None, *, dry_run: bool = False,
                     progress: Callable[[int], None] | None = None) -> retention.PruneReport:
         """Delete conversations not written to since a cutoff; see :meth:`store.ConversationStore.prune`."""
         report = retention.plan(older_than, dry_run)
@@ -287,14 +295,15 @@ class AsyncConversationStore(StoreBase):
         return await self._run(False, ops.get_conversation, conversation_id, last)
 
     async def info(self, conversation_id: str) -> ConversationInfo:
-        return await self._run(False, ops.require, conversation_id)
+        return await self._run(False, listing.describe, conversation_id)
 
     async def usage(self, conversation_id: str) -> usage.ConversationUsage:
         """The conversation's token usage; see :meth:`store.ConversationStore.usage`."""
         return await self._run(False, usage.conversation_usage, conversation_id)
 
-    async def list_conversations(self, *, limit: int | None = None) -> list[ConversationInfo]:
-        return await self._run(False, ops.list_conversations, limit)
+    async def list_conversations(self, **filters: Any) -> Page[ConversationInfo]:
+        """One page of the namespace's conversations; see :meth:`store.ConversationStore.list_conversations`."""
+        return await self._run(False, listing.list_page, **filters)
 
     async def get_tool_call(self, call_id: str, conversation_id: str | None = None) -> ToolCallRecord:
         self._check_lookup(call_id=call_id)

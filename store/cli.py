@@ -111,6 +111,7 @@ def import_(
     format: str = typer.Option("auto", "--format", "-f", help=f"Format: auto (detect it), {_FORMAT_NAMES}."),
     conversation: Optional[str] = typer.Option(None, "--conversation", "-c", help="Append to this conversation."),
     title: Optional[str] = typer.Option(None, help="Title of the new conversation."),
+    tag: list[str] = typer.Option([], "--tag", help="A tag of the new conversations (repeatable)."),
 ) -> None:
     """Store each file as a new conversation (or append to one); print the conversation ids.
 
@@ -119,7 +120,7 @@ def import_(
     transaction), so its size is not bounded by memory.
     """
     if len(files) == 1 and (stream := io.stream_json_lines(files[0])) is not None:
-        _import_stream(ctx, files[0], *stream, format=format, conversation=conversation, title=title)
+        _import_stream(ctx, files[0], *stream, format=format, conversation=conversation, title=title, tags=tag)
         return
     if format == "auto" and conversation:
         format = _stored_format(ctx, conversation)
@@ -139,12 +140,12 @@ def import_(
             else:
                 source = messages[0].source_format if messages else None
                 cid = s.save(messages, format="canonical", title=title or Path(name).stem,
-                             source_format=source, progress=advance)
+                             source_format=source, progress=advance, tags=tag)
             out.print(cid, highlight=False)
 
 
 def _import_stream(ctx: typer.Context, name: str, total: int, messages: Iterator[Any], *, format: str,
-                   conversation: Optional[str], title: Optional[str]) -> None:
+                   conversation: Optional[str], title: Optional[str], tags: list[str]) -> None:
     if format == "auto" and conversation:
         format = _stored_format(ctx, conversation)
     if format == "auto":  # detected on the first lines, so the conversation records it
@@ -156,7 +157,7 @@ def _import_stream(ctx: typer.Context, name: str, total: int, messages: Iterator
                 s.append(conversation, messages, format=format, progress=advance)
                 cid = conversation
             else:
-                cid = s.save(messages, format=format, title=title or Path(name).stem, progress=advance)
+                cid = s.save(messages, format=format, title=title or Path(name).stem, progress=advance, tags=tags)
         except InputError as exc:
             raise InputError(f"{_display(name)}: {exc}") from None
     out.print(cid, highlight=False)
@@ -290,15 +291,65 @@ def tool_calls(
         err.print(f"next page: --cursor {records.next_cursor}", highlight=False)
 
 
+def _meta(pairs: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` filters: true/false and integers as such, anything else (or a JSON string) text."""
+    found: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--meta")
+        parsed: Any = {"true": True, "false": False}.get(value, value)
+        if value.lstrip("-").isdigit():
+            parsed = int(value)
+        elif value.startswith('"') and value.endswith('"') and len(value) > 1:
+            parsed = value[1:-1]
+        found[key] = parsed
+    return found
+
+
+def _when(value: Optional[str], option: str) -> Optional[datetime]:
+    try:
+        return None if value is None else datetime.fromisoformat(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a date or time (2026-10-01, 2026-10-01T12:00+02:00)",
+                                 param_hint=option) from None
+
+
 @app.command("list")
-def list_(ctx: typer.Context, json: bool = typer.Option(False, "--json")) -> None:
-    """List the stored conversations, newest first."""
+def list_(
+    ctx: typer.Context,
+    json: bool = typer.Option(False, "--json"),
+    key: Optional[str] = typer.Option(None, "--key", help="The conversation with this key."),
+    tag: list[str] = typer.Option([], "--tag", help="Only conversations with this tag (repeat: all of them)."),
+    meta: list[str] = typer.Option([], "--meta", metavar="KEY=VALUE",
+                                   help='Metadata equality (repeatable); 42 and true are typed, "42" is text.'),
+    source_format: Optional[str] = typer.Option(None, "--source-format", help="Stored from this format."),
+    created_after: Optional[str] = typer.Option(None, help="ISO date or time (UTC unless it says)."),
+    created_before: Optional[str] = typer.Option(None),
+    updated_after: Optional[str] = typer.Option(None),
+    updated_before: Optional[str] = typer.Option(None),
+    sort: str = typer.Option("created", "--sort", help="created or updated."),
+    oldest_first: bool = typer.Option(False, "--oldest-first"),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Conversations a page (default: all)."),
+    cursor: Optional[str] = typer.Option(None, "--cursor", help="The next page, as the last one printed it."),
+) -> None:
+    """List the stored conversations, newest first, filtered and paged."""
+    if sort not in ("created", "updated"):
+        raise typer.BadParameter(f"{sort!r}: created or updated", param_hint="--sort")
+    filters = {"key": key, "tags": tag or None, "metadata": _meta(meta) or None, "source_format": source_format,
+               "created_after": _when(created_after, "--created-after"),
+               "created_before": _when(created_before, "--created-before"),
+               "updated_after": _when(updated_after, "--updated-after"),
+               "updated_before": _when(updated_before, "--updated-before")}
     with ctx.obj.store() as s:
-        infos = s.list_conversations()
+        infos = s.list_conversations(**filters, order_by=f"{sort}_at", descending=not oldest_first,
+                                     limit=limit, cursor=cursor)
     if json:
         _emit([i.model_dump(mode="json") for i in infos], None)
     else:
         render.conversation_table(infos, out)
+    if infos.next_cursor is not None:
+        err.print(f"next page: --cursor {infos.next_cursor}", highlight=False)
 
 
 @app.command()
@@ -342,12 +393,14 @@ def _age(value: str) -> timedelta | datetime:
 @app.command()
 def prune(
     ctx: typer.Context,
-    older_than: str = typer.Option(..., "--older-than", metavar="AGE|DATE",
-                                   help="Delete conversations not written to for this long (30d, 12h, 2w) or since this date."),
+    older_than: Optional[str] = typer.Option(
+        None, "--older-than", metavar="AGE|DATE",
+        help="Also delete conversations not written to for this long (30d, 12h, 2w) or since this date."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Only count what would be deleted."),
 ) -> None:
-    """Delete the namespace's conversations nobody has written to since a cutoff, with everything stored with them."""
-    age = _age(older_than)
+    """Delete the namespace's expired conversations (and, with --older-than, those nobody has written
+    to since then), with everything stored with them."""
+    age = None if older_than is None else _age(older_than)
     with ctx.obj.store() as s:
         due = s.prune(age, dry_run=True)
         if dry_run:
@@ -356,9 +409,9 @@ def prune(
             with render.progress(due.conversations, "pruning", err) as advance:
                 report = s.prune(due.cutoff, progress=advance)  # the cutoff just counted
     verb = "would delete" if dry_run else "deleted"
+    which = "expired" if report.cutoff is None else f"expired or not written to since {report.cutoff:%Y-%m-%d %H:%M:%S} UTC"
     out.print(f"{verb} {render.plural(report.conversations, 'conversation')} "
-              f"({render.plural(report.messages, 'message')}) not written to since "
-              f"{report.cutoff:%Y-%m-%d %H:%M:%S} UTC", highlight=False)
+              f"({render.plural(report.messages, 'message')}): {which}", highlight=False)
 
 
 @app.command()

@@ -24,7 +24,7 @@ from .errors import ConversationNotFoundError, InputError
 from .limits import Limits
 from .prepared import Prepared
 from .model import Conversation, Message
-from .schema import BlobRow, BlockRow, ConversationRow, MessageRow, ToolCallRow
+from .schema import BlobRow, BlockRow, ConversationRow, ConversationTagRow, MessageRow, ToolCallRow
 
 CHUNK = 5000
 """Messages per insert round within one write transaction."""
@@ -34,6 +34,7 @@ messages_t = MessageRow.__table__
 blocks_t = BlockRow.__table__
 blobs_t = BlobRow.__table__
 tool_calls_t = ToolCallRow.__table__
+tags_t = ConversationTagRow.__table__
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,10 @@ class ConversationInfo(BaseModel):
     created_at: datetime
     updated_at: datetime
     metadata: dict[str, Any]
+    tags: list[str] = []
+    """Filled by ``info`` and ``list_conversations``."""
+    expires_at: datetime | None = None
+    """When ``prune`` may delete it (UTC), if ever."""
 
 
 def now() -> datetime:
@@ -77,13 +82,16 @@ def valid_id(value: str) -> bool:
 
 def new_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, *, key: str | None = None,
                      title: str | None = None, source_format: str | None = None,
-                     metadata: dict[str, Any] | None = None, message_count: int = 0) -> None:
+                     metadata: dict[str, Any] | None = None, message_count: int = 0,
+                     tags: Sequence[str] = (), expires_at: datetime | None = None) -> None:
     stamp = now()
     conn.execute(conversations.insert(), {
         "id": conversation_id, "namespace": scope.namespace, "key": key, "title": title,
         "source_format": source_format, "message_count": message_count, "created_at": stamp, "updated_at": stamp,
-        "metadata": metadata or None,
+        "metadata": metadata or None, "expires_at": expires_at,
     })
+    if tags:
+        conn.execute(tags_t.insert(), [{"conversation_id": conversation_id, "tag": t} for t in tags])
 
 
 def by_key(conn: sa.Connection, scope: Scope, key: str) -> str | None:
@@ -146,16 +154,6 @@ def reserve(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> 
     return count
 
 
-def list_conversations(conn: sa.Connection, scope: Scope, limit: int | None = None) -> list[ConversationInfo]:
-    """This namespace's conversations, newest first: at most ``limit`` (``limit=0``: none)."""
-    check_limit(limit)
-    if limit == 0:
-        return []
-    c = conversations
-    query = sa.select(c).where(c.c.namespace == scope.namespace).order_by(c.c.created_at.desc(), c.c.id.desc())
-    return [info(r) for r in conn.execute(query.limit(limit) if limit is not None else query).mappings()]
-
-
 def check_limit(limit: int | None) -> None:
     """A ``limit`` is None (no limit) or a count: 0 asks for nothing, a negative one is refused."""
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
@@ -165,7 +163,7 @@ def check_limit(limit: int | None) -> None:
 def delete(conn: sa.Connection, scope: Scope, conversation_id: str) -> None:
     require(conn, scope, conversation_id)
     # Children first: MySQL checks foreign keys row by row, whatever the cascade order.
-    for table in (tool_calls_t, blocks_t, blobs_t, messages_t):
+    for table in (tool_calls_t, blocks_t, blobs_t, messages_t, tags_t):
         conn.execute(table.delete().where(table.c.conversation_id == conversation_id))
     conn.execute(conversations.delete().where(conversations.c.id == conversation_id))
 
@@ -242,11 +240,9 @@ def truncate(conn: sa.Connection, scope: Scope, conversation_id: str, keep: int)
 
 
 def save(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message], *,
-         title: str | None, metadata: dict[str, Any] | None, source_format: str | None,
-         progress: Callable[[int], None] | None) -> None:
-    """A new conversation holding ``msgs``."""
-    new_conversation(conn, scope, conversation_id, title=title, metadata=metadata, source_format=source_format,
-                     message_count=len(msgs))
+         progress: Callable[[int], None] | None, **fields: Any) -> None:
+    """A new conversation holding ``msgs``; ``fields`` are its own (see ``new_conversation``)."""
+    new_conversation(conn, scope, conversation_id, message_count=len(msgs), **fields)
     insert(conn, scope, conversation_id, msgs, first_seq=0, fresh=True, progress=progress)
 
 
@@ -258,10 +254,9 @@ def append(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequen
 
 
 def save_stream(conn: sa.Connection, scope: Scope, conversation_id: str, chunks: Iterable[Sequence[Message]], *,
-                title: str | None, metadata: dict[str, Any] | None, source_format: str | None,
-                progress: Callable[[int], None] | None) -> None:
+                progress: Callable[[int], None] | None, **fields: Any) -> None:
     """A new conversation holding the messages of ``chunks``, read one chunk at a time."""
-    new_conversation(conn, scope, conversation_id, title=title, metadata=metadata, source_format=source_format)
+    new_conversation(conn, scope, conversation_id, **fields)
     total = _insert_stream(conn, scope, conversation_id, chunks, first_seq=0, fresh=True, progress=progress)
     reserve(conn, scope, conversation_id, total)
 
@@ -422,5 +417,5 @@ def info(row: Any) -> ConversationInfo:
         source_format=row["source_format"],
         message_count=row["message_count"], created_at=from_utc(row["created_at"], 0),
         updated_at=from_utc(row["updated_at"], 0),
-        metadata=row["metadata"] or {},
+        metadata=row["metadata"] or {}, expires_at=from_utc(row.get("expires_at"), 0),
     )

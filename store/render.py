@@ -108,9 +108,9 @@ def usage_table(usage: Any, console: Console) -> None:
 
 
 def conversation_table(infos: list[Any], console: Console) -> None:
-    rows = [(i.id, i.title or "", i.source_format or "", str(i.message_count), f"{i.updated_at:%Y-%m-%d %H:%M}")
-            for i in infos]
-    headers = ("id", "title", "format", "messages", "updated")
+    rows = [(i.id, i.title or "", i.source_format or "", str(i.message_count), f"{i.updated_at:%Y-%m-%d %H:%M}",
+             ", ".join(i.tags)) for i in infos]
+    headers = ("id", "title", "format", "messages", "updated", "tags")
     _table(console, plural(len(infos), "conversation"), headers, rows, ids=1)
 
 

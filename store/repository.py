@@ -8,7 +8,7 @@ loss reports) and the synchronous I/O.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
-from . import db, operations as ops, retention, streaming, toolcalls, usage
+from . import db, listing, operations as ops, retention, streaming, toolcalls, usage
 from .codec import new_id
 from .errors import DatabaseError, InputError
 from .formats import Loss, get_format, read, write
@@ -50,6 +50,17 @@ class StoreBase:
         check_text("key", key, KEY_CHARS)
         check_text("title", title, TITLE_CHARS)
         check_metadata(metadata, self.limits)
+
+    def _fields(self, *, title: Any, metadata: Any, tags: Any, expires_at: Any) -> dict[str, Any]:
+        """A conversation's own fields, checked and normalized (``listing.UNSET``: not given)."""
+        self._check_conversation(title=None if title is listing.UNSET else title,
+                                 metadata=None if metadata is listing.UNSET else metadata)
+        fields = {"title": title, "metadata": metadata, "tags": tags, "expires_at": expires_at}
+        if tags is not listing.UNSET:
+            fields["tags"] = listing.check_tags(tags)
+        if expires_at is not listing.UNSET:
+            fields["expires_at"] = listing.utc(expires_at, "expires_at")
+        return {k: v for k, v in fields.items() if v is not listing.UNSET}
 
     @staticmethod
     def _check_lookup(**values: str | None) -> None:
@@ -201,26 +212,36 @@ class ConversationStore(StoreBase):
 
     def save(self, messages: Any, format: str | None = None, *, title: str | None = None,
              metadata: dict[str, Any] | None = None, source_format: str | None = None,
-             progress: Callable[[int], None] | None = None) -> str:
+             progress: Callable[[int], None] | None = None, tags: Iterable[str] | None = None,
+             expires_at: datetime | None = None) -> str:
         """Store ``messages`` (in ``format``) as a new conversation and return its id.
 
         ``messages`` may be an iterator (e.g. JSON Lines read lazily): it is then read
         and written chunk by chunk in the same single transaction, in bounded memory
         for formats that read message by message (``openai``). ``progress(n)`` is
-        called as each chunk of ``n`` messages is written."""
-        self._check_conversation(title=title, metadata=metadata)
+        called as each chunk of ``n`` messages is written. ``tags`` and ``expires_at``
+        (when ``prune`` may delete it) are the conversation's own, like title and metadata."""
+        fields = self._fields(title=title, metadata=metadata, tags=tags, expires_at=expires_at)
+        fields["source_format"] = self._source_format(format, source_format)
         conversation_id = new_id()
         if isinstance(messages, Iterator):
             with self._write() as conn:  # no pause over a stream: it may run for minutes
-                ops.save_stream(conn, self.scope, conversation_id, self._chunks(messages, format), title=title,
-                                metadata=metadata, source_format=self._source_format(format, source_format),
-                                progress=progress)
+                ops.save_stream(conn, self.scope, conversation_id, self._chunks(messages, format),
+                                progress=progress, **fields)
             return conversation_id
         with paused_gc():  # one pause from reading to writing: see store.gcpause
             canonical = self._canonical(messages, format)
-            self._transact(ops.save, conversation_id, canonical, title=title, metadata=metadata,
-                           source_format=self._source_format(format, source_format), progress=progress)
+            self._transact(ops.save, conversation_id, canonical, progress=progress, **fields)
         return conversation_id
+
+    def update(self, conversation_id: str, *, title: str | None = listing.UNSET,
+               metadata: dict[str, Any] | None = listing.UNSET, tags: Iterable[str] | None = listing.UNSET,
+               expires_at: datetime | None = listing.UNSET) -> ConversationInfo:
+        """Change a conversation's own fields: those given replace what it had (None clears
+        title, metadata, tags or expiry); the others stay. Counts as a write (``updated_at``)."""
+        fields = self._fields(title=title, metadata=metadata, tags=tags, expires_at=expires_at)
+        return self._transact(listing.update, conversation_id, **{**dict.fromkeys(
+            ("title", "metadata", "tags", "expires_at"), listing.UNSET), **fields})
 
     def conversation_for(self, key: str, *, title: str | None = None,
                          metadata: dict[str, Any] | None = None) -> str:
@@ -290,10 +311,11 @@ class ConversationStore(StoreBase):
         """Delete a conversation and everything stored with it."""
         self._transact(ops.delete, conversation_id)
 
-    def prune(self, older_than: timedelta | datetime, *, dry_run: bool = False,
+    def prune(self, older_than: timedelta | datetime | None = None, *, dry_run: bool = False,
               progress: Callable[[int], None] | None = None) -> retention.PruneReport:
-        """Delete this namespace's conversations not written to since ``older_than`` ago (a
-        ``timedelta``), or since that moment (a ``datetime``; naive ones are UTC), each with
+        """Delete this namespace's conversations whose ``expires_at`` has passed and, given
+        ``older_than``, those not written to since ``older_than`` ago (a ``timedelta``) or
+        since that moment (a ``datetime``; naive ones are UTC), each with
         everything stored with it, in transactions of at most ``retention.BATCH``
         conversations; ``progress(n)`` after each. ``dry_run`` only counts what would go.
         Conversations appended to meanwhile stay (see :mod:`store.retention`)."""
@@ -347,9 +369,9 @@ class ConversationStore(StoreBase):
             return ops.get_conversation(conn, self.scope, conversation_id, last)
 
     def info(self, conversation_id: str) -> ConversationInfo:
-        """The conversation's row: key, title, message count, times, metadata."""
+        """The conversation's row: key, title, message count, times, metadata, tags, expiry."""
         with self._connect() as conn:
-            return ops.require(conn, self.scope, conversation_id)
+            return listing.describe(conn, self.scope, conversation_id)
 
     def usage(self, conversation_id: str) -> usage.ConversationUsage:
         """The conversation's token usage: its messages' counts summed, in total and per
@@ -357,10 +379,18 @@ class ConversationStore(StoreBase):
         with self._connect() as conn:
             return usage.conversation_usage(conn, self.scope, conversation_id)
 
-    def list_conversations(self, *, limit: int | None = None) -> list[ConversationInfo]:
-        """This namespace's conversations, newest first (at most ``limit``; 0 gives none)."""
+    def list_conversations(self, **filters: Any) -> Page[ConversationInfo]:
+        """This namespace's conversations matching every filter given, one page (a list)
+        of at most ``limit`` (default: all; 0: none), newest first. Filters: ``key``, ``tags``
+        (every one of them), ``metadata`` (top-level keys equal to strings, integers or
+        booleans), ``source_format``, ``created_after`` / ``created_before`` /
+        ``updated_after`` / ``updated_before`` (datetimes; naive ones are UTC). ``order_by``
+        is ``created_at`` (default) or ``updated_at``; ``descending=False`` lists oldest
+        first. While ``page.next_cursor`` is not None, pass it as ``cursor`` with the same
+        filters and order for the next page (keyset: each conversation comes once). Two
+        statements a page; no message is read."""
         with self._connect() as conn:
-            return ops.list_conversations(conn, self.scope, limit)
+            return listing.list_page(conn, self.scope, **filters)
 
     def get_tool_call(self, call_id: str, conversation_id: str | None = None) -> ToolCallRecord:
         """A tool call by id: its arguments, status, result and where both are.

@@ -1,4 +1,5 @@
-"""Retention: deleting the conversations nobody has written to since a cutoff.
+"""Retention: deleting the conversations nobody has written to since a cutoff, and those whose
+own ``expires_at`` has passed.
 
 A conversation goes whole: its messages, blocks, tool-call links and binary payloads. Each
 transaction takes the oldest conversations still due (at most ``BATCH``, and at most about
@@ -20,7 +21,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel
 
 from .errors import InputError
-from .operations import Scope, blobs_t, blocks_t, conversations, messages_t, now, tool_calls_t
+from .operations import Scope, blobs_t, blocks_t, conversations, messages_t, now, tags_t, tool_calls_t
 from .prepared import Prepared
 
 BATCH = 100
@@ -30,8 +31,8 @@ BATCH_MESSAGES = 100_000
 class PruneReport(BaseModel):
     """What a prune deleted (or, with ``dry_run``, would delete)."""
 
-    cutoff: datetime
-    """Conversations last written to before this moment (UTC) were due."""
+    cutoff: datetime | None
+    """Conversations last written to before this moment (UTC) were due; None: only expired ones."""
     dry_run: bool
     conversations: int = 0
     messages: int = 0
@@ -49,27 +50,41 @@ def cutoff(older_than: timedelta | datetime) -> datetime:
     raise InputError(f"older_than must be a timedelta or a datetime, got {older_than!r}")
 
 
-_DUE = (conversations.c.namespace == sa.bindparam("ns"), conversations.c.updated_at < sa.bindparam("cutoff"))
-_COUNT = Prepared(sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(conversations.c.message_count), sa.literal_column("0")))
-                  .where(*_DUE))
-@lru_cache(maxsize=4)
-def _oldest(batch: int) -> Prepared:
+def _due(by_age: bool) -> sa.ColumnElement[bool]:
+    """Due: expired, or (``by_age``) last written to before the cutoff."""
+    expired = sa.and_(conversations.c.expires_at.is_not(None), conversations.c.expires_at <= sa.bindparam("now"))
+    when = sa.or_(conversations.c.updated_at < sa.bindparam("cutoff"), expired) if by_age else expired
+    return sa.and_(conversations.c.namespace == sa.bindparam("ns"), when)
+
+
+@lru_cache(maxsize=2)
+def _count(by_age: bool) -> Prepared:
+    return Prepared(sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(conversations.c.message_count),
+                                                                sa.literal_column("0"))).where(_due(by_age)))
+
+
+@lru_cache(maxsize=8)
+def _oldest(batch: int, by_age: bool) -> Prepared:
     """The oldest due conversations, at most ``batch``, their rows locked (FOR UPDATE)."""
-    return Prepared(sa.select(conversations.c.id, conversations.c.message_count).where(*_DUE)
+    return Prepared(sa.select(conversations.c.id, conversations.c.message_count).where(_due(by_age))
                     .order_by(conversations.c.updated_at, conversations.c.id)
                     .limit(sa.literal_column(str(int(batch)))).offset(sa.literal_column("0"))
                     .with_for_update())
 
 
-def count_due(conn: sa.Connection, scope: Scope, due_before: datetime) -> tuple[int, int]:
+def _params(scope: Scope, due_before: datetime | None) -> dict[str, Any]:
+    return {"ns": scope.namespace, "now": now(), **({"cutoff": due_before} if due_before is not None else {})}
+
+
+def count_due(conn: sa.Connection, scope: Scope, due_before: datetime | None) -> tuple[int, int]:
     """How many conversations (and messages in them) are due: one statement."""
-    count, messages = _COUNT.run(conn, ns=scope.namespace, cutoff=due_before)[0]
+    count, messages = _count(due_before is not None).run(conn, **_params(scope, due_before))[0]
     return int(count), int(messages)
 
 
-def prune_batch(conn: sa.Connection, scope: Scope, due_before: datetime) -> tuple[int, int]:
+def prune_batch(conn: sa.Connection, scope: Scope, due_before: datetime | None) -> tuple[int, int]:
     """Delete the oldest due conversations, locked first; how many went (and their messages)."""
-    rows = _oldest(BATCH).run(conn, ns=scope.namespace, cutoff=due_before)
+    rows = _oldest(BATCH, due_before is not None).run(conn, **_params(scope, due_before))
     chosen: list[str] = []
     messages = 0
     for cid, count in rows:
@@ -85,19 +100,21 @@ def _delete(conn: sa.Connection, ids: Sequence[Any]) -> None:
     if not ids:
         return
     # Children first: MySQL checks foreign keys row by row, whatever the cascade order.
-    for table in (tool_calls_t, blocks_t, blobs_t, messages_t):
+    for table in (tool_calls_t, blocks_t, blobs_t, messages_t, tags_t):
         conn.execute(table.delete().where(table.c.conversation_id.in_(ids)))
     conn.execute(conversations.delete().where(conversations.c.id.in_(ids)))
 
 
-def plan(older_than: timedelta | datetime, dry_run: bool) -> PruneReport:
-    """An empty report for a prune of what was last written before ``older_than`` ago."""
-    return PruneReport(cutoff=cutoff(older_than).replace(tzinfo=timezone.utc), dry_run=dry_run)
+def plan(older_than: timedelta | datetime | None, dry_run: bool) -> PruneReport:
+    """An empty report for a prune of what expired, and of what was last written before
+    ``older_than`` ago (when given)."""
+    due = None if older_than is None else cutoff(older_than).replace(tzinfo=timezone.utc)
+    return PruneReport(cutoff=due, dry_run=dry_run)
 
 
-def due_before(report: PruneReport) -> datetime:
+def due_before(report: PruneReport) -> datetime | None:
     """The report's cutoff as the tables store times (naive UTC)."""
-    return report.cutoff.replace(tzinfo=None)
+    return None if report.cutoff is None else report.cutoff.replace(tzinfo=None)
 
 
 def record(report: PruneReport, batch: tuple[int, int], progress: Callable[[int], None] | None) -> bool:

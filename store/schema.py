@@ -1,4 +1,4 @@
-"""The relational schema: typed ORM rows over five tables (revision 0004).
+"""The relational schema: typed ORM rows over six tables (revision 0005).
 
 Hybrid rows: what users query (kind, text, call id, tool name, media type,
 sequence) is a real column; the rest of a block goes into a JSON ``payload``.
@@ -231,8 +231,11 @@ class ConversationRow(Base):
     start with the conversation id, the caller's own name for it."""
 
     __tablename__ = "conversations"
-    # Also serves every lookup by namespace (its leading column): no index of its own.
-    __table_args__ = (sa.UniqueConstraint("namespace", "key"),)
+    # (namespace, key) also serves every lookup by namespace (its leading column). The two
+    # indexes give list_conversations a page from an index range, in either order it sorts by.
+    __table_args__ = (sa.UniqueConstraint("namespace", "key"),
+                      sa.Index(None, "namespace", "created_at", "id"),
+                      sa.Index(None, "namespace", "updated_at", "id"))
 
     id: Mapped[str] = mapped_column(Id, primary_key=True)
     namespace: Mapped[str] = mapped_column(SafeString(128))
@@ -245,10 +248,22 @@ class ConversationRow(Base):
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
     meta: Mapped[dict[str, Any] | None] = mapped_column("metadata")
+    expires_at: Mapped[datetime | None]
+    """When ``prune`` may delete the conversation (UTC); NULL: never by this rule."""
 
 
 def _conversation_id() -> Mapped[str]:
     return mapped_column(Id, sa.ForeignKey("conversations.id", ondelete="CASCADE"), primary_key=True)
+
+
+class ConversationTagRow(Base):
+    """A tag of a conversation. The index on the tag serves listings filtered by one."""
+
+    __tablename__ = "conversation_tags"
+    __table_args__ = (sa.Index(None, "tag"), CLUSTERED)
+
+    conversation_id: Mapped[str] = _conversation_id()
+    tag: Mapped[str] = mapped_column(Name, primary_key=True)
 
 
 class MessageRow(Base):

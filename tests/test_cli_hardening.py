@@ -43,7 +43,7 @@ def test_one_json_line_on_stdin_appends_in_the_stored_format(tmp_path, database_
 def test_piped_tables_carry_whole_ids(database_url):
     cid = run("import", "-", "--format", "openai", db=database_url, input=json.dumps(OPENAI_CHAT)).stdout.strip()
     listing = run("list", db=database_url, env={"COLUMNS": "40"}).stdout.splitlines()
-    assert listing[0].split("\t") == ["id", "title", "format", "messages", "updated"]
+    assert listing[0].split("\t") == ["id", "title", "format", "messages", "updated", "tags"]
     assert any(line.split("\t")[0] == cid for line in listing[1:])
     calls = run("tool-calls", "--conversation", cid, db=database_url, env={"COLUMNS": "40"}).stdout.splitlines()
     rows = [line.split("\t") for line in calls[1:]]
@@ -66,7 +66,7 @@ def test_terminal_table_keeps_ids_whole_when_narrow():
     console = Console(width=50, force_terminal=True, record=True)
     cid = "01a21271-36f6-7718-8499-41205b7fdb7a"
     info = SimpleNamespace(id=cid, title="a long title that must give way", source_format="openai",
-                           message_count=1, updated_at=datetime(2026, 1, 1))
+                           message_count=1, updated_at=datetime(2026, 1, 1), tags=["t"])
     render.conversation_table([info], console)
     text = console.export_text()
     assert cid in text and "1 conversation " in text

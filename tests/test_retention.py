@@ -26,7 +26,7 @@ def _rows_of(store: ConversationStore, cid: str) -> dict[str, int]:
 
 
 def test_prune_deletes_what_nobody_wrote_to_since_the_cutoff(store, database_url):
-    old = [store.save(OPENAI_CHAT), store.save(chat(40))]  # OPENAI_CHAT holds an image: a blob
+    old = [store.save(OPENAI_CHAT, tags=["old"]), store.save(chat(40))]  # OPENAI_CHAT holds an image: a blob
     cutoff = datetime.now(timezone.utc)
     kept = store.save(chat(8))
     store.append(old[1], [{"role": "user", "content": "still here"}])  # written to since: kept
@@ -39,7 +39,7 @@ def test_prune_deletes_what_nobody_wrote_to_since_the_cutoff(store, database_url
     assert due.cutoff == cutoff and store.info(old[0])  # a dry run deletes nothing
     report = store.prune(cutoff)
     assert (report.conversations, report.messages, report.dry_run) == (1, len(OPENAI_CHAT), False)
-    assert set(_rows_of(store, old[0]).values()) == {0}  # messages, blocks, links, blobs, the row
+    assert set(_rows_of(store, old[0]).values()) == {0}  # messages, blocks, links, blobs, tags, the row
     assert {c.id for c in store.list_conversations()} == {old[1], kept}
     assert store.load(kept) == chat(8) and len(store.load(old[1])) == 41
     with ConversationStore(database_url, namespace="another tenant") as other:
@@ -117,7 +117,7 @@ def test_cli_prune(database_url):
     with ConversationStore(database_url, namespace="cli prune") as s:
         cid = s.save(chat(4))
     dry = run_cli(*ns, "prune", "--older-than", "0s", "--dry-run", db=database_url)
-    assert dry.returncode == 0 and dry.stdout.startswith("would delete 1 conversation (4 messages)")
+    assert dry.returncode == 0 and dry.stdout.startswith("would delete 1 conversation (4 messages): expired or not written to since")
     assert run_cli(*ns, "prune", "--older-than", "30d", db=database_url).stdout.startswith("deleted 0 conversations")
     done = run_cli(*ns, "prune", "--older-than", "0s", db=database_url)
     assert done.returncode == 0 and done.stdout.startswith("deleted 1 conversation (4 messages)")

@@ -40,7 +40,8 @@ def dump(url: str) -> dict:
             for info in s.list_conversations():
                 own = info.source_format if info.source_format in FORMATS else "openai"
                 out["conversations"][info.id] = {
-                    "info": info.model_dump(mode="json", exclude={"updated_at"}),
+                    # (tags and expires_at came with 0005: none before it)
+                    "info": info.model_dump(mode="json", exclude={"updated_at", "tags", "expires_at"}),
                     "export": s.load(info.id, own),
                     "canonical": [m.model_dump(mode="json") for m in s.load_messages(info.id)],
                     "last3": [m.model_dump(mode="json") for m in s.load_messages(info.id, last=3)],
