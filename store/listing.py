@@ -19,6 +19,7 @@ from sqlalchemy.dialects import postgresql
 
 from .errors import InputError
 from .limits import check_text
+from . import usage
 from .model import Page
 from .operations import (
     ConversationInfo, Scope, check_limit, conversations, info, locked_count, now, require, valid_id,
@@ -78,9 +79,10 @@ def tags_of(conn: sa.Connection, ids: Sequence[str]) -> dict[str, list[str]]:
 
 
 def describe(conn: sa.Connection, scope: Scope, conversation_id: str) -> ConversationInfo:
-    """The conversation's row with its tags."""
+    """The conversation's row with its tags and token usage (four statements)."""
     found = require(conn, scope, conversation_id)
-    return found.model_copy(update={"tags": tags_of(conn, [found.id]).get(found.id, [])})
+    return found.model_copy(update={"tags": tags_of(conn, [found.id]).get(found.id, []),
+                                    "usage": usage.of_conversation(conn, found.id)})
 
 
 def update(conn: sa.Connection, scope: Scope, conversation_id: str, *, title: Any, metadata: Any,

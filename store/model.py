@@ -8,7 +8,7 @@ name (``extras["openai"]``), so a same-format round trip gives back the input.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Annotated, Any, Literal, TypeAlias, TypeVar, Union
 
@@ -225,6 +225,36 @@ class ToolCallRecord(_Model):
     result_position: int | None = None
     call_created_at: datetime | None = None
     result_created_at: datetime | None = None
+
+
+class TokenCounts(BaseModel):
+    """Token counts summed over usage records (see :mod:`store.usage`)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    records: int = 0
+    """How many usage records were summed (a message's usage, or a usage block)."""
+
+    def add(self, usage: Mapping[str, Any]) -> None:
+        given = [usage.get(k) or 0 for k in ("input_tokens", "output_tokens")]
+        self.input_tokens += given[0]
+        self.output_tokens += given[1]
+        total = usage.get("total_tokens")
+        self.total_tokens += sum(given) if total is None else total
+        self.records += 1
+
+
+class ModelUsage(TokenCounts):
+    model: str | None
+    """The model named by the messages (None: messages that name none)."""
+
+
+class ConversationUsage(TokenCounts):
+    """The conversation's totals, and the same counts per model (most tokens first)."""
+
+    conversation_id: str
+    by_model: list[ModelUsage] = []
 
 
 T = TypeVar("T")

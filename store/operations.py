@@ -23,7 +23,7 @@ from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, blob_refs, from_utc, messages
 from .errors import ConversationNotFoundError, InputError
 from .limits import Limits
 from .prepared import Prepared
-from .model import Conversation, Message
+from .model import Conversation, ConversationUsage, Message
 from .schema import BlobRow, BlockRow, ConversationRow, ConversationTagRow, MessageRow, ToolCallRow
 
 CHUNK = 5000
@@ -63,6 +63,8 @@ class ConversationInfo(BaseModel):
     """Filled by ``info`` and ``list_conversations``."""
     expires_at: datetime | None = None
     """When ``prune`` may delete it (UTC), if ever."""
+    usage: ConversationUsage | None = None
+    """Its token usage, in total and per model: filled by ``info`` (None in listings)."""
 
 
 def now() -> datetime:

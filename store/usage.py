@@ -12,39 +12,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
-from pydantic import BaseModel
 
-from .model import Message
+from .model import ConversationUsage, Message, ModelUsage
 from .operations import Scope, blocks_t, messages_t, require
 from .prepared import Prepared
-
-
-class TokenCounts(BaseModel):
-    input_tokens: int = 0
-    output_tokens: int = 0
-    total_tokens: int = 0
-    records: int = 0
-    """How many usage records were summed (a message's usage, or a usage block)."""
-
-    def add(self, usage: Mapping[str, Any]) -> None:
-        given = [usage.get(k) or 0 for k in ("input_tokens", "output_tokens")]
-        self.input_tokens += given[0]
-        self.output_tokens += given[1]
-        total = usage.get("total_tokens")
-        self.total_tokens += sum(given) if total is None else total
-        self.records += 1
-
-
-class ModelUsage(TokenCounts):
-    model: str | None
-    """The model named by the messages (None: messages that name none)."""
-
-
-class ConversationUsage(TokenCounts):
-    """The conversation's totals, and the same counts per model (most tokens first)."""
-
-    conversation_id: str
-    by_model: list[ModelUsage] = []
 
 
 def summarize(conversation_id: str, records: Iterable[tuple[str | None, Mapping[str, Any]]]) -> ConversationUsage:
@@ -81,6 +52,11 @@ _BLOCK_USAGE = Prepared(
 def conversation_usage(conn: sa.Connection, scope: Scope, conversation_id: str) -> ConversationUsage:
     """Three statements whatever the length; messages' text and blocks are not read."""
     require(conn, scope, conversation_id)
+    return of_conversation(conn, conversation_id)
+
+
+def of_conversation(conn: sa.Connection, conversation_id: str) -> ConversationUsage:
+    """The usage of a conversation known to exist (two key range scans)."""
     records = [(model, usage) for model, usage in _MESSAGE_USAGE.run(conn, cid=conversation_id)]
     records += [(model, payload["usage"]) for model, payload in _BLOCK_USAGE.run(conn, cid=conversation_id, kind="usage")
                 if payload and isinstance(payload.get("usage"), dict)]

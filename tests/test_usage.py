@@ -46,6 +46,7 @@ def test_usage_in_total_and_per_model(store):
     assert summary.conversation_id == cid
     _expect(summary)
     assert of_messages(cid, store.load_messages(cid)) == summary  # what `convstore show` computes
+    assert store.info(cid).usage == summary and store.list_conversations(limit=1)[0].usage is None
 
 
 def test_usage_follows_pops_and_counts_usage_blocks(store):
