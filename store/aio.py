@@ -198,15 +198,16 @@ class AsyncConversationStore(StoreBase):
         return await self._run(True, listing.update, conversation_id, **{**dict.fromkeys(
             ("title", "metadata", "tags", "expires_at"), listing.UNSET), **fields})
 
-    async def conversation_for(self, key: str, *, title: str | None = None,
-                               metadata: dict[str, Any] | None = None) -> str:
+    async def conversation_for(self, key: str, *, title: str | None = None, metadata: dict[str, Any] | None = None,
+                               tags: Iterable[str] | None = None, expires_at: datetime | None = None) -> str:
         """The id of the conversation named ``key`` in this namespace, created empty if
         there is none; concurrent callers all get the same one."""
-        self._check_conversation(key=key, title=title, metadata=metadata)
+        self._check_conversation(key=key)
+        fields = self._fields(title=title, metadata=metadata, tags=tags, expires_at=expires_at)
         if (found := await self._run(False, ops.by_key, key)) is not None:
             return found
         try:
-            await self._run(True, ops.new_conversation, new_id(), key=key, title=title, metadata=metadata)
+            await self._run(True, ops.new_conversation, new_id(), key=key, **fields)
         except DatabaseError as exc:
             if not isinstance(exc.__cause__, sa.exc.IntegrityError):
                 raise  # an IntegrityError means another writer created it first: theirs is the one

@@ -243,17 +243,18 @@ class ConversationStore(StoreBase):
         return self._transact(listing.update, conversation_id, **{**dict.fromkeys(
             ("title", "metadata", "tags", "expires_at"), listing.UNSET), **fields})
 
-    def conversation_for(self, key: str, *, title: str | None = None,
-                         metadata: dict[str, Any] | None = None) -> str:
+    def conversation_for(self, key: str, *, title: str | None = None, metadata: dict[str, Any] | None = None,
+                         tags: Iterable[str] | None = None, expires_at: datetime | None = None) -> str:
         """The id of the conversation named ``key`` (e.g. an agent's session id) in this
         namespace, created empty if there is none. Safe when many writers ask at once:
-        they all get the same conversation."""
-        self._check_conversation(key=key, title=title, metadata=metadata)
+        they all get the same conversation. The other fields apply only to one created here."""
+        self._check_conversation(key=key)
+        fields = self._fields(title=title, metadata=metadata, tags=tags, expires_at=expires_at)
         with self._connect() as conn:
             if (found := ops.by_key(conn, self.scope, key)) is not None:
                 return found
         try:
-            self._transact(ops.new_conversation, new_id(), key=key, title=title, metadata=metadata)
+            self._transact(ops.new_conversation, new_id(), key=key, **fields)
         except DatabaseError as exc:
             if not isinstance(exc.__cause__, sa.exc.IntegrityError):
                 raise  # an IntegrityError means another writer created it first: theirs is the one

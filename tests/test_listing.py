@@ -130,6 +130,18 @@ def test_async_listing(database_url, namespace):
     assert (title, page, tags) == ("renamed", [a], ["t"])
 
 
+def test_conversation_for_takes_tags_when_it_creates(store, database_url, namespace):
+    cid = store.conversation_for("agent-session", tags=["memory"], metadata={"user": "u1"})
+    assert store.conversation_for("agent-session", tags=["other"]) == cid  # found: nothing changes
+    assert store.info(cid).tags == ["memory"]
+    assert [c.id for c in store.list_conversations(tags=["memory"], metadata={"user": "u1"})] == [cid]
+
+    async def test(s: AsyncConversationStore) -> list[str]:
+        return (await s.info(await s.conversation_for("async-session", tags=["a"]))).tags
+
+    assert run_async(test, database_url, namespace) == ["a"]
+
+
 def test_cli_list_filters_pages_and_import_tags(tmp_path, database_url):
     from .test_cli import run as run_cli
 
