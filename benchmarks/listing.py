@@ -4,7 +4,8 @@ For each backend, one fresh database grows to each size of conversations (rows w
 straight into the tables, untimed: 1% tagged ``rare``, every one ``all`` and a ``user`` in
 metadata), then, after ``ANALYZE`` on PostgreSQL, times the median of 20 calls of each kind of
 page (50 conversations): the newest, by the common tag, by the rare tag, by metadata, by
-``updated_at``, and the page 100 pages deep (its cursor taken before the timing). Flat medians
+``updated_at``, and the page 100 pages deep (its cursor taken before the timing); then pages through
+every conversation by tag and cursor and checks each comes exactly once. Flat medians
 from 1k to 100k conversations are the target of issue 14 ("constant time per page").
 """
 
@@ -58,6 +59,18 @@ def _median_ms(call: Any) -> float:
     return statistics.median(times) * 1000
 
 
+def every_once(store: ConversationStore, expected: int) -> str:
+    """Pages through the common tag to the end: each conversation must come exactly once."""
+    seen: list[str] = []
+    page = store.list_conversations(tags=["all"], limit=500)
+    seen += [c.id for c in page]
+    while page.next_cursor is not None:
+        page = store.list_conversations(tags=["all"], limit=500, cursor=page.next_cursor)
+        seen += [c.id for c in page]
+    ok = len(seen) == len(set(seen)) == expected
+    return f"{len(seen):,} listed, {len(set(seen)):,} distinct: {'exactly once' if ok else 'WRONG'}"
+
+
 def measure(store: ConversationStore) -> dict[str, float]:
     deep = None
     for _ in range(100):
@@ -95,6 +108,7 @@ def main(argv: list[str] | None = None) -> None:
                 done = size
                 databases.settle(db)
                 results.append((size, measure(store)))
+            console.print(f"{backend}, every conversation by tag and cursor: {every_once(store, done)}")
         for name in results[0][1]:
             table.add_column(name, justify="right")
         for size, row in results:
