@@ -302,9 +302,18 @@ class AsyncConversationStore(StoreBase):
         """The conversation's token usage; see :meth:`store.ConversationStore.usage`."""
         return await self._run(False, usage.conversation_usage, conversation_id)
 
-    async def list_conversations(self, **filters: Any) -> Page[ConversationInfo]:
+    async def list_conversations(self, *, key: str | None = None, tags: Iterable[str] | None = None,
+                                 metadata: dict[str, Any] | None = None, source_format: str | None = None,
+                                 created_after: datetime | None = None, created_before: datetime | None = None,
+                                 updated_after: datetime | None = None, updated_before: datetime | None = None,
+                                 order_by: listing.Order = "created_at", descending: bool = True,
+                                 limit: int | None = None, cursor: str | None = None) -> Page[ConversationInfo]:
         """One page of the namespace's conversations; see :meth:`store.ConversationStore.list_conversations`."""
-        return await self._run(False, listing.list_page, **filters)
+        return await self._run(
+            False, listing.list_page, key=key, tags=tags, metadata=metadata, source_format=source_format,
+            created_after=created_after, created_before=created_before, updated_after=updated_after,
+            updated_before=updated_before, order_by=order_by, descending=descending, limit=limit,
+            cursor=cursor)
 
     async def get_tool_call(self, call_id: str, conversation_id: str | None = None) -> ToolCallRecord:
         self._check_lookup(call_id=call_id)

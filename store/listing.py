@@ -130,7 +130,8 @@ def _metadata_clause(dialect: str, index: int, key: str, value: Any) -> sa.Colum
     """Top-level ``key`` of the conversation's metadata equals ``value`` (a string, integer
     or boolean), with its JSON type: 1 does not match "1", nor true 1."""
     if not isinstance(key, str) or not key or '"' in key or "\\" in key:
-        raise InputError(f"metadata filter keys must be non-empty strings without quotes or backslashes, got {key!r}")
+        raise InputError("metadata filter keys must be non-empty strings without quotes or backslashes, "
+                         f"got {key!r}")
     if isinstance(value, bool):
         kind = ("true" if value else "false", "BOOLEAN")
     elif isinstance(value, int) and -2**63 <= value < 2**63:
@@ -138,7 +139,8 @@ def _metadata_clause(dialect: str, index: int, key: str, value: Any) -> sa.Colum
     elif isinstance(value, str):
         kind = ("text", "STRING")
     else:
-        raise InputError(f"metadata filter values must be strings, integers or booleans, got {value!r} for {key!r}")
+        raise InputError(f"metadata filter values must be strings, integers or booleans, got {value!r} "
+                         f"for {key!r}")
     column, stored = c.c.metadata, _escape(value)
     if dialect == "postgresql":
         return column.op("@>")(sa.bindparam(f"meta{index}", {key: stored}, type_=postgresql.JSONB))
@@ -173,7 +175,8 @@ def list_page(conn: sa.Connection, scope: Scope, *, key: str | None = None, tags
     if source_format is not None:
         where.append(c.c.source_format == source_format)
     for i, tag in enumerate(check_tags(tags)):
-        where.append(sa.exists().where(tags_t.c.conversation_id == c.c.id, tags_t.c.tag == sa.bindparam(f"tag{i}", tag)))
+        where.append(sa.exists().where(tags_t.c.conversation_id == c.c.id,
+                                       tags_t.c.tag == sa.bindparam(f"tag{i}", tag)))
     for i, (name, value) in enumerate((metadata or {}).items()):
         where.append(_metadata_clause(conn.dialect.name, i, name, value))
     for column, low, high, what in ((c.c.created_at, created_after, created_before, "created"),
@@ -184,10 +187,13 @@ def list_page(conn: sa.Connection, scope: Scope, *, key: str | None = None, tags
             where.append(column < bound)
     sort = c.c[order_by]
     if after is not None:
-        at, cid = sa.bindparam("after_at", after[0], type_=Timestamp), sa.bindparam("after_id", after[1], type_=c.c.id.type)
-        before = sa.tuple_(sort, c.c.id) < sa.tuple_(at, cid) if descending else sa.tuple_(sort, c.c.id) > sa.tuple_(at, cid)
-        where += [sort <= at if descending else sort >= at, before]  # the leading column alone: an index range
-    query = sa.select(c).where(*where).order_by(*((sort.desc(), c.c.id.desc()) if descending else (sort, c.c.id)))
+        at = sa.bindparam("after_at", after[0], type_=Timestamp)
+        cid = sa.bindparam("after_id", after[1], type_=c.c.id.type)
+        row, bound = sa.tuple_(sort, c.c.id), sa.tuple_(at, cid)
+        # The leading column alone as well: a range every backend's planner can use.
+        where += [sort <= at, row < bound] if descending else [sort >= at, row > bound]
+    order = (sort.desc(), c.c.id.desc()) if descending else (sort, c.c.id)
+    query = sa.select(c).where(*where).order_by(*order)
     rows = conn.execute(query.limit(limit + 1) if limit is not None else query).mappings().all()
     more = limit is not None and len(rows) > limit
     rows = rows[:limit] if more else rows

@@ -380,7 +380,12 @@ class ConversationStore(StoreBase):
         with self._connect() as conn:
             return usage.conversation_usage(conn, self.scope, conversation_id)
 
-    def list_conversations(self, **filters: Any) -> Page[ConversationInfo]:
+    def list_conversations(self, *, key: str | None = None, tags: Iterable[str] | None = None,
+                           metadata: dict[str, Any] | None = None, source_format: str | None = None,
+                           created_after: datetime | None = None, created_before: datetime | None = None,
+                           updated_after: datetime | None = None, updated_before: datetime | None = None,
+                           order_by: listing.Order = "created_at", descending: bool = True,
+                           limit: int | None = None, cursor: str | None = None) -> Page[ConversationInfo]:
         """This namespace's conversations matching every filter given, one page (a list)
         of at most ``limit`` (default: all; 0: none), newest first. Filters: ``key``, ``tags``
         (every one of them), ``metadata`` (top-level keys equal to strings, integers or
@@ -391,7 +396,11 @@ class ConversationStore(StoreBase):
         filters and order for the next page (keyset: each conversation comes once). Two
         statements a page; no message is read."""
         with self._connect() as conn:
-            return listing.list_page(conn, self.scope, **filters)
+            return listing.list_page(
+                conn, self.scope, key=key, tags=tags, metadata=metadata, source_format=source_format,
+                created_after=created_after, created_before=created_before, updated_after=updated_after,
+                updated_before=updated_before, order_by=order_by, descending=descending, limit=limit,
+                cursor=cursor)
 
     def get_tool_call(self, call_id: str, conversation_id: str | None = None) -> ToolCallRecord:
         """A tool call by id: its arguments, status, result and where both are.

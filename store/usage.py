@@ -58,6 +58,7 @@ def conversation_usage(conn: sa.Connection, scope: Scope, conversation_id: str) 
 def of_conversation(conn: sa.Connection, conversation_id: str) -> ConversationUsage:
     """The usage of a conversation known to exist (two key range scans)."""
     records = [(model, usage) for model, usage in _MESSAGE_USAGE.run(conn, cid=conversation_id)]
-    records += [(model, payload["usage"]) for model, payload in _BLOCK_USAGE.run(conn, cid=conversation_id, kind="usage")
+    blocks = _BLOCK_USAGE.run(conn, cid=conversation_id, kind="usage")
+    records += [(model, payload["usage"]) for model, payload in blocks
                 if payload and isinstance(payload.get("usage"), dict)]
     return summarize(conversation_id, records)
