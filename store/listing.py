@@ -24,7 +24,7 @@ from .model import Page
 from .operations import (
     ConversationInfo, Scope, check_limit, conversations, info, locked_count, now, require, valid_id,
 )
-from .schema import ConversationTagRow, Timestamp, _escape
+from .schema import ConversationTagRow, Timestamp, escape
 
 tags_t = ConversationTagRow.__table__
 c = conversations
@@ -141,7 +141,7 @@ def _metadata_clause(dialect: str, index: int, key: str, value: Any) -> sa.Colum
     else:
         raise InputError(f"metadata filter values must be strings, integers or booleans, got {value!r} "
                          f"for {key!r}")
-    column, stored = c.c.metadata, _escape(value)
+    column, stored = c.c.metadata, escape(value)
     if dialect == "postgresql":
         return column.op("@>")(sa.bindparam(f"meta{index}", {key: stored}, type_=postgresql.JSONB))
     path = sa.bindparam(f"path{index}", "$." + json.dumps(key, ensure_ascii=False))

@@ -48,13 +48,14 @@ _MARK_BYTES = MARK.encode()  # psycopg hands JSONB over as bytes: searched witho
 _EXPONENT = re.compile(r"\de\+\d")  # how orjson writes a float from 1e16 up: 1e+16
 
 
-def _escape(value: Any) -> Any:
+def escape(value: Any) -> Any:
+    """``value`` as convstore stores it in JSON: strings and numbers JSON would change, marked."""
     if isinstance(value, str):
         return MARK + json.dumps(value) if "\x00" in value or value.startswith(MARK) else value
     if isinstance(value, dict):
-        return {_escape(k): _escape(v) for k, v in value.items()}
+        return {escape(k): escape(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_escape(v) for v in value]
+        return [escape(v) for v in value]
     if isinstance(value, float):
         if value - value != 0 or abs(value) >= 1e16 or (value == 0 and math.copysign(1.0, value) < 0):
             return MARK + json.dumps(value)  # NaN, Infinity, -Infinity, -0.0, 1e+16
@@ -74,7 +75,7 @@ def _unescape(value: Any) -> Any:
 
 
 def _needs_escape(text: str, value: Any) -> bool:
-    """Whether ``value``, dumped as ``text`` by orjson, holds what :func:`_escape` rewrites.
+    """Whether ``value``, dumped as ``text`` by orjson, holds what :func:`escape` rewrites.
     Text searches first: the walk for non-finite floats (which orjson wrote as null) runs
     only when there is a null."""
     return ("\\u0000" in text or MARK in text or "-0.0" in text
@@ -83,7 +84,7 @@ def _needs_escape(text: str, value: Any) -> bool:
 
 
 def _dump_escaped(value: Any) -> str:
-    value = _escape(value)
+    value = escape(value)
     try:
         return orjson.dumps(value).decode()
     except orjson.JSONEncodeError as exc:
