@@ -8,7 +8,6 @@ reads messages, so a page costs the same however long the conversations are.
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
@@ -22,7 +21,8 @@ from .limits import check_text
 from . import usage
 from .model import Page
 from .operations import (
-    ConversationInfo, Scope, check_limit, conversations, info, locked_count, now, require, valid_id,
+    ConversationInfo, Scope, check_limit, conversations, decode_key, encode_key, info, locked_count, now, require,
+    valid_id,
 )
 from .schema import ConversationTagRow, Timestamp, escape
 
@@ -108,22 +108,17 @@ _CURSOR_VERSION = 1
 
 
 def _encode(order: str, descending: bool, row: Mapping[str, Any]) -> str:
-    key = [_CURSOR_VERSION, order, descending, row[order].isoformat(), str(row["id"])]
-    return base64.urlsafe_b64encode(json.dumps(key).encode()).rstrip(b"=").decode()
+    return encode_key([_CURSOR_VERSION, order, descending, row[order].isoformat(), str(row["id"])])
 
 
 def _decode(cursor: str | None, order: str, descending: bool) -> tuple[datetime, str] | None:
-    if cursor is None:
-        return None
-    try:
-        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
-        version, o, d, at, cid = json.loads(raw)
+    def accept(key: list[Any]) -> tuple[datetime, str] | None:
+        version, o, d, at, cid = key
         if version == _CURSOR_VERSION and (o, d) == (order, descending) and valid_id(cid):
             return datetime.fromisoformat(at), cid
-    except (TypeError, ValueError, UnicodeError, RecursionError):
-        pass
-    raise InputError(f"invalid cursor {cursor[:60]!r}: pass a page's next_cursor as it is, with the same "
-                     "filters and order")
+        return None
+
+    return None if cursor is None else decode_key(cursor, accept, "filters and order")
 
 
 def _metadata_clause(dialect: str, index: int, key: str, value: Any) -> sa.ColumnElement[bool]:

@@ -9,11 +9,13 @@ and differ only in how they do I/O.
 
 from __future__ import annotations
 
+import base64
+import json
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict
@@ -26,6 +28,7 @@ from .prepared import Prepared
 from .model import Conversation, ConversationUsage, Message
 from .schema import BlobRow, BlockRow, ConversationRow, ConversationTagRow, MessageRow, ToolCallRow
 
+T = TypeVar("T")
 CHUNK = 5000
 """Messages per insert round within one write transaction."""
 
@@ -65,6 +68,26 @@ class ConversationInfo(BaseModel):
     """When ``prune`` may delete it (UTC), if ever."""
     usage: ConversationUsage | None = None
     """Its token usage, in total and per model: filled by ``info`` (None in listings)."""
+
+
+def encode_key(key: list[Any]) -> str:
+    """A page cursor holding a sort key: URL-safe base64 of JSON (opaque to callers)."""
+    text = json.dumps(key, separators=(",", ":"), ensure_ascii=True)
+    return base64.urlsafe_b64encode(text.encode("ascii")).rstrip(b"=").decode("ascii")
+
+
+def decode_key(cursor: Any, accept: Callable[[list[Any]], T | None], same: str) -> T:
+    """The sort key a cursor of :func:`encode_key` holds, as ``accept`` takes it (None, or a
+    ValueError or TypeError: not a key of its kind); :class:`InputError` for anything else."""
+    try:
+        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
+        key = json.loads(raw)
+        if isinstance(key, list) and (found := accept(key)) is not None:
+            return found
+    except (TypeError, ValueError, UnicodeError, RecursionError):
+        pass
+    shown = repr(cursor[:60] + "..." if isinstance(cursor, str) and len(cursor) > 60 else cursor)
+    raise InputError(f"invalid cursor {shown}: pass a page's next_cursor as it is, with the same {same}")
 
 
 def now() -> datetime:

@@ -7,8 +7,6 @@ the call and its result.
 
 from __future__ import annotations
 
-import base64
-import json
 import uuid
 from collections.abc import Sequence
 from functools import lru_cache
@@ -20,7 +18,9 @@ from .codec import BLOCK_COLUMNS, block_from_row, blob_refs, from_utc
 from .db import ONE_STATEMENT
 from .errors import AmbiguousToolCallError, InputError, ToolCallNotFoundError
 from .model import Page, ToolCallRecord, ToolStatus
-from .operations import Scope, blocks_t, check_limit, conversations, messages_t, tool_calls_t, valid_id
+from .operations import (
+    Scope, blocks_t, check_limit, conversations, decode_key, encode_key, messages_t, tool_calls_t, valid_id,
+)
 from .operations import blobs as read_blobs
 
 def get_tool_call(conn: sa.Connection, scope: Scope, call_id: str, conversation_id: str | None) -> ToolCallRecord:
@@ -100,26 +100,21 @@ _CURSOR_VERSION = 1
 
 
 def encode_cursor(row: Any) -> str:
-    """The cursor after ``row``: its sort key, as URL-safe base64 of JSON (opaque to callers)."""
-    key = [_CURSOR_VERSION, str(row["conversation_id"]), row["call_seq"], row["call_id"]]
-    text = json.dumps(key, separators=(",", ":"), ensure_ascii=True)
-    return base64.urlsafe_b64encode(text.encode("ascii")).rstrip(b"=").decode("ascii")
+    """The cursor after ``row``: its sort key."""
+    return encode_key([_CURSOR_VERSION, str(row["conversation_id"]), row["call_seq"], row["call_id"]])
 
 
 def decode_cursor(cursor: str | None) -> tuple[str, int, str] | None:
     """The sort key a cursor of :func:`encode_cursor` holds; :class:`InputError` for anything else."""
-    if cursor is None:
-        return None
-    try:
-        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
-        version, cid, seq, call = json.loads(raw)
-        if (version == _CURSOR_VERSION and isinstance(cid, str) and type(seq) is int and 0 <= seq < 2**31
-                and isinstance(call, str) and call == call.encode("utf-8").decode("utf-8")):  # no lone surrogates
-            return str(uuid.UUID(cid)), seq, call
-    except (TypeError, ValueError, UnicodeError, RecursionError):
-        pass
-    shown = repr(cursor[:60] + "..." if isinstance(cursor, str) and len(cursor) > 60 else cursor)
-    raise InputError(f"invalid cursor {shown}: pass a page's next_cursor as it is, with the same filters")
+    return None if cursor is None else decode_key(cursor, _after, "filters")
+
+
+def _after(key: list[Any]) -> tuple[str, int, str] | None:
+    version, cid, seq, call = key
+    if (version == _CURSOR_VERSION and isinstance(cid, str) and type(seq) is int and 0 <= seq < 2**31
+            and isinstance(call, str) and call == call.encode("utf-8").decode("utf-8")):  # no lone surrogates
+        return str(uuid.UUID(cid)), seq, call
+    return None
 
 
 @lru_cache(maxsize=128)
