@@ -195,8 +195,7 @@ class AsyncConversationStore(StoreBase):
                      expires_at: datetime | None = listing.UNSET) -> ConversationInfo:
         """Change a conversation's own fields; see :meth:`store.ConversationStore.update`."""
         fields = self._fields(title=title, metadata=metadata, tags=tags, expires_at=expires_at)
-        return await self._run(True, listing.update, conversation_id, **{**dict.fromkeys(
-            ("title", "metadata", "tags", "expires_at"), listing.UNSET), **fields})
+        return await self._run(True, listing.update, conversation_id, **fields)
 
     async def conversation_for(self, key: str, *, title: str | None = None, metadata: dict[str, Any] | None = None,
                                tags: Iterable[str] | None = None, expires_at: datetime | None = None) -> str:

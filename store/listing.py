@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Literal
 
 import sqlalchemy as sa
@@ -22,7 +22,7 @@ from . import usage
 from .model import Page
 from .operations import (
     ConversationInfo, Scope, check_limit, conversations, decode_key, encode_key, info, locked_count, now, require,
-    valid_id,
+    stored_time, valid_id,
 )
 from .schema import ConversationTagRow, Timestamp, escape
 
@@ -51,15 +51,6 @@ def check_tags(tags: Iterable[str] | None) -> list[str]:
     return unique
 
 
-def utc(value: datetime | None, what: str) -> datetime | None:
-    """A time as the tables store it: naive UTC (a naive value is taken as UTC)."""
-    if value is None:
-        return None
-    if not isinstance(value, datetime):
-        raise InputError(f"{what} must be a datetime, got {value!r}")
-    return value.astimezone(timezone.utc).replace(tzinfo=None) if value.tzinfo else value
-
-
 def set_tags(conn: sa.Connection, conversation_id: str, tags: Sequence[str], *, replace: bool) -> None:
     if replace:
         conn.execute(tags_t.delete().where(tags_t.c.conversation_id == conversation_id))
@@ -85,8 +76,8 @@ def describe(conn: sa.Connection, scope: Scope, conversation_id: str) -> Convers
                                     "usage": usage.of_conversation(conn, found.id)})
 
 
-def update(conn: sa.Connection, scope: Scope, conversation_id: str, *, title: Any, metadata: Any,
-           tags: Any, expires_at: Any) -> ConversationInfo:
+def update(conn: sa.Connection, scope: Scope, conversation_id: str, *, title: Any = UNSET, metadata: Any = UNSET,
+           tags: Any = UNSET, expires_at: Any = UNSET) -> ConversationInfo:
     """Change the given fields (the others stay), the row locked meanwhile; it counts as a write."""
     locked_count(conn, scope, conversation_id)
     values: dict[str, Any] = {"updated_at": now()}
@@ -176,9 +167,9 @@ def list_page(conn: sa.Connection, scope: Scope, *, key: str | None = None, tags
         where.append(_metadata_clause(conn.dialect.name, i, name, value))
     for column, low, high, what in ((c.c.created_at, created_after, created_before, "created"),
                                     (c.c.updated_at, updated_after, updated_before, "updated")):
-        if (bound := utc(low, f"{what}_after")) is not None:
+        if (bound := stored_time(low, f"{what}_after")) is not None:
             where.append(column >= bound)
-        if (bound := utc(high, f"{what}_before")) is not None:
+        if (bound := stored_time(high, f"{what}_before")) is not None:
             where.append(column < bound)
     sort = c.c[order_by]
     if after is not None:

@@ -94,6 +94,15 @@ def now() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
+def stored_time(value: datetime | None, what: str) -> datetime | None:
+    """A time as the tables store it: naive UTC (a naive value is taken as UTC)."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise InputError(f"{what} must be a datetime, got {value!r}")
+    return value.astimezone(timezone.utc).replace(tzinfo=None) if value.tzinfo else value
+
+
 def valid_id(value: str) -> bool:
     try:
         uuid.UUID(str(value))
@@ -187,10 +196,15 @@ def check_limit(limit: int | None) -> None:
 
 def delete(conn: sa.Connection, scope: Scope, conversation_id: str) -> None:
     require(conn, scope, conversation_id)
+    delete_conversations(conn, [conversation_id])
+
+
+def delete_conversations(conn: sa.Connection, ids: Sequence[str]) -> None:
+    """These conversations and everything stored with them (their rows already checked or locked)."""
     # Children first: MySQL checks foreign keys row by row, whatever the cascade order.
     for table in (tool_calls_t, blocks_t, blobs_t, messages_t, tags_t):
-        conn.execute(table.delete().where(table.c.conversation_id == conversation_id))
-    conn.execute(conversations.delete().where(conversations.c.id == conversation_id))
+        conn.execute(table.delete().where(table.c.conversation_id.in_(ids)))
+    conn.execute(conversations.delete().where(conversations.c.id.in_(ids)))
 
 
 def pop(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> list[Message]:

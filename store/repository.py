@@ -59,7 +59,7 @@ class StoreBase:
         if tags is not listing.UNSET:
             fields["tags"] = listing.check_tags(tags)
         if expires_at is not listing.UNSET:
-            fields["expires_at"] = listing.utc(expires_at, "expires_at")
+            fields["expires_at"] = ops.stored_time(expires_at, "expires_at")
         return {k: v for k, v in fields.items() if v is not listing.UNSET}
 
     @staticmethod
@@ -240,8 +240,7 @@ class ConversationStore(StoreBase):
         """Change a conversation's own fields: those given replace what it had (None clears
         title, metadata, tags or expiry); the others stay. Counts as a write (``updated_at``)."""
         fields = self._fields(title=title, metadata=metadata, tags=tags, expires_at=expires_at)
-        return self._transact(listing.update, conversation_id, **{**dict.fromkeys(
-            ("title", "metadata", "tags", "expires_at"), listing.UNSET), **fields})
+        return self._transact(listing.update, conversation_id, **fields)
 
     def conversation_for(self, key: str, *, title: str | None = None, metadata: dict[str, Any] | None = None,
                          tags: Iterable[str] | None = None, expires_at: datetime | None = None) -> str:

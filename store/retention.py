@@ -12,7 +12,7 @@ comes after finds no conversation and fails. Either way, nothing an append ackno
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from typing import Any
@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel
 
 from .errors import InputError
-from .operations import Scope, blobs_t, blocks_t, conversations, messages_t, now, tags_t, tool_calls_t
+from .operations import Scope, conversations, delete_conversations, now, stored_time
 from .prepared import Prepared
 
 BATCH = 100
@@ -46,7 +46,7 @@ def cutoff(older_than: timedelta | datetime) -> datetime:
             raise InputError(f"older_than must not be negative, got {older_than}")
         return now() - older_than
     if isinstance(older_than, datetime):
-        return older_than.astimezone(timezone.utc).replace(tzinfo=None) if older_than.tzinfo else older_than
+        return stored_time(older_than, "older_than")
     raise InputError(f"older_than must be a timedelta or a datetime, got {older_than!r}")
 
 
@@ -92,17 +92,9 @@ def prune_batch(conn: sa.Connection, scope: Scope, due_before: datetime | None) 
             break  # the rest waits for the next transaction
         chosen.append(cid)
         messages += count
-    _delete(conn, chosen)
+    if chosen:
+        delete_conversations(conn, chosen)
     return len(chosen), messages
-
-
-def _delete(conn: sa.Connection, ids: Sequence[Any]) -> None:
-    if not ids:
-        return
-    # Children first: MySQL checks foreign keys row by row, whatever the cascade order.
-    for table in (tool_calls_t, blocks_t, blobs_t, messages_t, tags_t):
-        conn.execute(table.delete().where(table.c.conversation_id.in_(ids)))
-    conn.execute(conversations.delete().where(conversations.c.id.in_(ids)))
 
 
 def plan(older_than: timedelta | datetime | None, dry_run: bool) -> PruneReport:
