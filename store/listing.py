@@ -58,12 +58,18 @@ def set_tags(conn: sa.Connection, conversation_id: str, tags: Sequence[str], *, 
         conn.execute(tags_t.insert(), [{"conversation_id": conversation_id, "tag": t} for t in tags])
 
 
+TAGS_CHUNK = 1000
+"""Conversations whose tags one statement reads: a page without a limit can hold more ids than
+a statement takes parameters (SQLite 32,766, PostgreSQL 65,535)."""
+
+
 def tags_of(conn: sa.Connection, ids: Sequence[str]) -> dict[str, list[str]]:
-    """The tags of these conversations (one statement), sorted."""
+    """The tags of these conversations (one statement per ``TAGS_CHUNK`` of them), sorted."""
     found: dict[str, list[str]] = {}
-    if ids:
+    for start in range(0, len(ids), TAGS_CHUNK):
         query = sa.select(tags_t.c.conversation_id, tags_t.c.tag).where(
-            tags_t.c.conversation_id.in_(ids)).order_by(tags_t.c.conversation_id, tags_t.c.tag)
+            tags_t.c.conversation_id.in_(ids[start:start + TAGS_CHUNK])).order_by(tags_t.c.conversation_id,
+                                                                                 tags_t.c.tag)
         for cid, tag in conn.execute(query):
             found.setdefault(str(cid), []).append(tag)
     return found

@@ -105,6 +105,16 @@ def test_pages_return_every_conversation_once_while_others_are_written(store):
         thread.join()
 
 
+def test_an_unlimited_listing_reads_tags_in_chunks(store, monkeypatch):
+    """A page without a limit may hold more conversations than a statement takes parameters."""
+    from store import listing
+
+    monkeypatch.setattr(listing, "TAGS_CHUNK", 2)
+    ids = [store.save(HI, tags=[f"t{i}", "chunked"]) for i in range(5)]
+    page = store.list_conversations(tags=["chunked"], descending=False)
+    assert [(c.id, c.tags) for c in page] == [(cid, ["chunked", f"t{i}"]) for i, cid in enumerate(ids)]
+
+
 def test_deleting_removes_tags_and_prune_takes_expired_ones(store):
     soon = store.save(HI, tags=["x"], expires_at=datetime.now(timezone.utc) - timedelta(seconds=1))
     later = store.save(HI, tags=["x"], expires_at=datetime.now(timezone.utc) + timedelta(days=1))
