@@ -424,6 +424,23 @@ def demo(
     run(db, out)
 
 
+@app.command()
+def serve(
+    ctx: typer.Context,
+    host: str = typer.Option("127.0.0.1", help="Address to bind (loopback by default)."),
+    port: int = typer.Option(8765, help="Port to listen on."),
+    namespace: Optional[str] = typer.Option(None, "--namespace", metavar="NAME",
+                                            help="The tenant to show (default: the global --namespace)."),
+    allow_remote: bool = typer.Option(False, "--allow-remote",
+                                      help="Allow a --host other than loopback (anyone who reaches it reads everything)."),
+) -> None:
+    """Browse conversations and tool calls in a web browser: read-only (needs convstore[serve])."""
+    from .web.command import serve as run_server
+
+    run_server(ctx.obj.db, namespace or ctx.obj.namespace, host=host, port=port, allow_remote=allow_remote,
+               console=err)
+
+
 @contextmanager
 def _engine(ctx: typer.Context) -> Iterator[sa.Engine]:
     engine = db.create_engine(ctx.obj.db)
