@@ -17,6 +17,7 @@ from .model import Block, Conversation, Message, Page, ToolCallRecord
 from .repository import ConversationInfo, ConversationStore
 from .aio import AsyncConversationStore
 from .retention import PruneReport
+from .search import SearchHit
 from .usage import ConversationUsage, ModelUsage
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "ModelUsage",
     "Page",
     "PruneReport",
+    "SearchHit",
     "ToolCallRecord",
     "convert",
 ]

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from . import db, listing, operations as ops, retention, streaming, toolcalls, usage
+from . import db, listing, operations as ops, retention, search as search_, streaming, toolcalls, usage
 from .codec import new_id
 from .errors import DatabaseError
 from .formats import Loss
@@ -313,6 +313,14 @@ class AsyncConversationStore(StoreBase):
             created_after=created_after, created_before=created_before, updated_after=updated_after,
             updated_before=updated_before, order_by=order_by, descending=descending, limit=limit,
             cursor=cursor)
+
+    async def search(self, query: str, *, role: str | None = None, kind: str | None = None,
+                     conversation_id: str | None = None, metadata: dict[str, Any] | None = None,
+                     limit: int | None = search_.DEFAULT_PAGE,
+                     cursor: str | None = None) -> Page[search_.SearchHit]:
+        """One page of full-text hits; see :meth:`store.ConversationStore.search`."""
+        return await self._run(False, search_.search, query, role=role, kind=kind, conversation_id=conversation_id,
+                               metadata=metadata, limit=limit, cursor=cursor)
 
     async def get_tool_call(self, call_id: str, conversation_id: str | None = None) -> ToolCallRecord:
         self._check_lookup(call_id=call_id)

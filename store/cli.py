@@ -24,6 +24,7 @@ except ImportError:  # pragma: no cover
 from . import db, io, render, usage as usage_
 from .errors import AmbiguousToolCallError, ConvstoreError, InputError
 from .formats import FORMATS, Loss, convert as convert_messages, detect, read
+from . import search as search_
 from .toolcalls import DEFAULT_PAGE
 from .repository import DEFAULT_NAMESPACE, ConversationStore
 
@@ -350,6 +351,30 @@ def list_(
         render.conversation_table(infos, out)
     if infos.next_cursor is not None:
         err.print(f"next page: --cursor {infos.next_cursor}", highlight=False)
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    query: str = typer.Argument(..., help='Words (all must match), "a phrase", prefix*, -excluded.'),
+    role: Optional[str] = typer.Option(None, help="system, user, assistant or tool."),
+    kind: Optional[str] = typer.Option(None, help="Block kind: text, reasoning, tool_call, tool_result, ..."),
+    conversation: Optional[str] = typer.Option(None, "--conversation", "-c"),
+    meta: list[str] = typer.Option([], "--meta", metavar="KEY=VALUE", help="Conversation metadata equality."),
+    limit: int = typer.Option(search_.DEFAULT_PAGE, "--limit", help="At most this many hits (a page)."),
+    cursor: Optional[str] = typer.Option(None, "--cursor", help="The next page, as the last one printed it."),
+    json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Full-text search of message text, tool names, arguments and results, best first."""
+    with ctx.obj.store() as s:
+        hits = s.search(query, role=role, kind=kind, conversation_id=conversation, metadata=_meta(meta) or None,
+                        limit=limit, cursor=cursor)
+    if json:
+        _emit([h.model_dump(mode="json") for h in hits], None)
+    else:
+        render.search_hits(hits, out)
+    if hits.next_cursor is not None:
+        err.print(f"next page: --cursor {hits.next_cursor}", highlight=False)
 
 
 @app.command()

@@ -9,6 +9,7 @@ results that carry images.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -76,19 +77,51 @@ def dump_block(block: Block) -> dict[str, Any]:
 
 
 def block_rows(msgs: Sequence[Message], dumped: Sequence[dict[str, Any]], *, conversation_id: str,
-               first_seq: int, blobs: BlobSink, budgets: Sequence[Budget]) -> list[dict[str, Any]]:
-    """The block rows of a batch stored from ``first_seq`` on.
+               first_seq: int, blobs: BlobSink, budgets: Sequence[Budget],
+               search: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The block rows of a batch stored from ``first_seq`` on; the searchable text of each
+    block goes to ``search`` (rows of the ``search`` table) when it is given.
 
     ``dumped`` is the batch dumped once (``MESSAGES.dump_python``): one call into
     pydantic-core instead of one per block."""
     rows: list[dict[str, Any]] = []
     for seq, (msg, dump, budget) in enumerate(zip(msgs, dumped, budgets), start=first_seq):
         for position, (block, payload) in enumerate(zip(msg.content, dump.get("content", ()))):
-            if block.kind == "tool_result" and isinstance(block.output, list):
+            kind = block.kind
+            if kind == "tool_result" and isinstance(block.output, list):
                 payload = dump_block(block)  # nested blocks keep their kind
-            rows.append(_block_row(block.kind, payload, conversation_id=conversation_id, seq=seq,
+            if search is not None and kind in SEARCHED and (body := search_text(kind, payload)):
+                search.append({"conversation_id": conversation_id, "seq": seq, "position": position,
+                               "kind": kind, "body": body})
+            rows.append(_block_row(kind, payload, conversation_id=conversation_id, seq=seq,
                                    position=position, blobs=blobs, budget=budget))
     return rows
+
+
+SEARCHED = frozenset(TEXT_FIELD) | {"tool_call"}
+"""The kinds of block whose text is indexed for ``search``."""
+SEARCH_CHARS = 100_000
+"""How much of one block's text is indexed: PostgreSQL refuses a tsvector over 1 MB."""
+
+
+def search_text(kind: str, payload: Mapping[str, Any]) -> str:
+    """What ``search`` finds a block by (``payload`` is the block dumped, before its row is
+    built): its text; a tool call's name and arguments as the source wrote them; a result's
+    tool name and output, the text of every nested block included."""
+    if kind == "tool_call":
+        args = payload.get("arguments_raw")
+        if args is None and payload.get("arguments") is not None:
+            args = json.dumps(payload["arguments"], ensure_ascii=False, default=str)
+        parts = [payload.get("name"), args]
+    elif kind == "tool_result":
+        output = payload.get("output", "")
+        parts = [payload.get("name"), *([output] if isinstance(output, str) else
+                                        (search_text(b.get("kind", ""), b) for b in output
+                                         if b.get("kind") in SEARCHED))]
+    else:
+        parts = [payload.get(TEXT_FIELD[kind])]
+    text = " ".join(p for p in parts if isinstance(p, str) and p)
+    return text[:SEARCH_CHARS]
 
 
 def _block_row(kind: str, payload: dict[str, Any], *, conversation_id: str, seq: int, position: int,

@@ -118,7 +118,7 @@ def _decode(cursor: str | None, order: str, descending: bool) -> tuple[datetime,
     return None if cursor is None else decode_key(cursor, accept, "filters and order")
 
 
-def _metadata_clause(dialect: str, index: int, key: str, value: Any) -> sa.ColumnElement[bool]:
+def metadata_clause(dialect: str, index: int, key: str, value: Any) -> sa.ColumnElement[bool]:
     """Top-level ``key`` of the conversation's metadata equals ``value`` (a string, integer
     or boolean), with its JSON type: 1 does not match "1", nor true 1."""
     if not isinstance(key, str) or not key or '"' in key or "\\" in key:
@@ -170,7 +170,7 @@ def list_page(conn: sa.Connection, scope: Scope, *, key: str | None = None, tags
         where.append(sa.exists().where(tags_t.c.conversation_id == c.c.id,
                                        tags_t.c.tag == sa.bindparam(f"tag{i}", tag)))
     for i, (name, value) in enumerate((metadata or {}).items()):
-        where.append(_metadata_clause(conn.dialect.name, i, name, value))
+        where.append(metadata_clause(conn.dialect.name, i, name, value))
     for column, low, high, what in ((c.c.created_at, created_after, created_before, "created"),
                                     (c.c.updated_at, updated_after, updated_before, "updated")):
         if (bound := stored_time(low, f"{what}_after")) is not None:

@@ -26,7 +26,7 @@ from .errors import ConversationNotFoundError, InputError
 from .limits import Limits
 from .prepared import Prepared
 from .model import Conversation, ConversationUsage, Message
-from .schema import BlobRow, BlockRow, ConversationRow, ConversationTagRow, MessageRow, ToolCallRow
+from .schema import BlobRow, BlockRow, ConversationRow, ConversationTagRow, MessageRow, SearchRow, ToolCallRow
 
 T = TypeVar("T")
 CHUNK = 5000
@@ -35,6 +35,7 @@ CHUNK = 5000
 conversations = ConversationRow.__table__
 messages_t = MessageRow.__table__
 blocks_t = BlockRow.__table__
+search_t = SearchRow.__table__
 blobs_t = BlobRow.__table__
 tool_calls_t = ToolCallRow.__table__
 tags_t = ConversationTagRow.__table__
@@ -202,7 +203,7 @@ def delete(conn: sa.Connection, scope: Scope, conversation_id: str) -> None:
 def delete_conversations(conn: sa.Connection, ids: Sequence[str]) -> None:
     """These conversations and everything stored with them (their rows already checked or locked)."""
     # Children first: MySQL checks foreign keys row by row, whatever the cascade order.
-    for table in (tool_calls_t, blocks_t, blobs_t, messages_t, tags_t):
+    for table in (tool_calls_t, search_t, blocks_t, blobs_t, messages_t, tags_t):
         conn.execute(table.delete().where(table.c.conversation_id.in_(ids)))
     conn.execute(conversations.delete().where(conversations.c.id.in_(ids)))
 
@@ -257,6 +258,7 @@ def truncate(conn: sa.Connection, scope: Scope, conversation_id: str, keep: int)
         t.update().where(t.c.conversation_id == cid, t.c.result_seq >= keep)
         .values(status="pending", result_seq=None, result_position=None)
     )
+    conn.execute(search_t.delete().where(search_t.c.conversation_id == cid, search_t.c.seq >= keep))
     conn.execute(blocks_t.delete().where(blocks_t.c.conversation_id == cid, blocks_t.c.seq >= keep))
     conn.execute(messages_t.delete().where(messages_t.c.conversation_id == cid, messages_t.c.seq >= keep))
     used = sa.select(blocks_t.c.blob_sha256).where(

@@ -114,6 +114,20 @@ def conversation_table(infos: list[Any], console: Console) -> None:
     _table(console, plural(len(infos), "conversation"), headers, rows, ids=1)
 
 
+def _highlighted(snippet: str, spans: list[tuple[int, int]]) -> Text:
+    text = Text(snippet.replace("\n", " "))
+    for start, end in spans:
+        text.stylize("bold yellow", start, end)
+    return text
+
+
+def search_hits(hits: list[Any], console: Console) -> None:
+    """Search hits, their matching words highlighted on a terminal."""
+    rows = [(h.conversation_id, str(h.seq), h.role, h.kind, _highlighted(h.snippet, h.highlights)) for h in hits]
+    headers = ("conversation", "msg", "role", "kind", "snippet")
+    _table(console, plural(len(hits), "hit"), headers, rows, ids=2)
+
+
 def _size(n: int) -> str:
     return f"{n} B" if n < 1024 else f"{n / 1024:.1f} kB" if n < 1024**2 else f"{n / 1024**2:.1f} MB"
 

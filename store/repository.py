@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
-from . import db, listing, operations as ops, retention, streaming, toolcalls, usage
+from . import db, listing, operations as ops, retention, search as search_, streaming, toolcalls, usage
 from .codec import new_id
 from .errors import DatabaseError, InputError
 from .formats import Loss, get_format, read, write
@@ -400,6 +400,20 @@ class ConversationStore(StoreBase):
                 created_after=created_after, created_before=created_before, updated_after=updated_after,
                 updated_before=updated_before, order_by=order_by, descending=descending, limit=limit,
                 cursor=cursor)
+
+    def search(self, query: str, *, role: str | None = None, kind: str | None = None,
+               conversation_id: str | None = None, metadata: dict[str, Any] | None = None,
+               limit: int | None = search_.DEFAULT_PAGE, cursor: str | None = None) -> Page[search_.SearchHit]:
+        """This namespace's message text, tool names, arguments and results matching
+        ``query``, best first: one page (a list) of ``SearchHit`` (conversation, message
+        ``seq``, block ``position`` and kind, role, a snippet with its highlighted words).
+        Query syntax: words (all must match), ``"a phrase"``, ``prefix*``, ``-excluded``.
+        Filters: ``role``, ``kind`` (of block: text, tool_call, tool_result, ...),
+        ``conversation_id``, ``metadata`` (as in ``list_conversations``). While
+        ``page.next_cursor`` is not None, pass it as ``cursor`` with the same query and filters."""
+        with self._connect() as conn:
+            return search_.search(conn, self.scope, query, role=role, kind=kind, conversation_id=conversation_id,
+                                  metadata=metadata, limit=limit, cursor=cursor)
 
     def get_tool_call(self, call_id: str, conversation_id: str | None = None) -> ToolCallRecord:
         """A tool call by id: its arguments, status, result and where both are.

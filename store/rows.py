@@ -23,12 +23,13 @@ from .gcpause import paused_gc
 from .limits import Budget, Limits
 from .model import MESSAGES, Message
 from .prepared import Prepared, pipelined
-from .schema import BlobRow, BlockRow, MessageRow, ToolCallRow
+from .schema import BlobRow, BlockRow, MessageRow, SearchRow, ToolCallRow
 
 messages_t = MessageRow.__table__
 blocks_t = BlockRow.__table__
 blobs_t = BlobRow.__table__
 tool_calls_t = ToolCallRow.__table__
+search_t = SearchRow.__table__
 
 
 def insert_chunk(conn: sa.Connection, limits: Limits, conversation_id: str, msgs: Sequence[Message], *,
@@ -51,6 +52,7 @@ class ChunkRows:
     blocks: list[dict[str, Any]]
     tool_calls: list[dict[str, Any]]
     link_updates: list[dict[str, Any]]
+    search: list[dict[str, Any]]
 
 
 def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message], *, first_seq: int,
@@ -63,15 +65,16 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message], *,
     with paused_gc():  # pure CPU, no I/O inside: the collector is back on before anything else runs
         budgets = [Budget(index_base + i, limits) for i in range(len(msgs))]
         dumped = MESSAGES.dump_python(list(msgs), exclude_defaults=True)
+        search: list[dict[str, Any]] = []
         blocks = block_rows(msgs, dumped, conversation_id=conversation_id, first_seq=first_seq, blobs=blobs,
-                            budgets=budgets)
+                            budgets=budgets, search=search)
         plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
                           known=known or {}, prior_starts=prior_starts or {})
         rows = message_rows(dumped, conversation_id=conversation_id, first_seq=first_seq,
                             window_starts=plan.window_starts, budgets=budgets)
         for budget in budgets:
             budget.check()
-    return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates)
+    return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates, search)
 
 
 def write_rows(conn: sa.Connection, conversation_id: str, rows: ChunkRows, *, fresh: bool) -> None:
@@ -82,6 +85,7 @@ def write_rows(conn: sa.Connection, conversation_id: str, rows: ChunkRows, *, fr
     with pipelined(conn) if small else nullcontext():
         bulk.insert(conn, messages_t, rows.messages)
         bulk.insert(conn, blocks_t, rows.blocks)
+        bulk.insert(conn, search_t, rows.search)
         bulk.insert(conn, tool_calls_t, rows.tool_calls)
         _LINK_RESULT.run_many(conn, rows.link_updates)
 

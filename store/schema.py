@@ -1,4 +1,4 @@
-"""The relational schema: typed ORM rows over six tables (revision 0005).
+"""The relational schema: typed ORM rows over seven tables (revision 0006).
 
 Hybrid rows: what users query (kind, text, call id, tool name, media type,
 sequence) is a real column; the rest of a block goes into a JSON ``payload``.
@@ -318,6 +318,24 @@ class BlockRow(Base):
     call_id: Mapped[str | None] = mapped_column(Name)
     blob_sha256: Mapped[str | None] = mapped_column(sa.String(64))
     payload: Mapped[dict[str, Any] | None]
+
+
+class SearchRow(Base):
+    """The searchable text of a block (text, reasoning, a tool call's name and arguments, a
+    result's output), for the database's full-text index (``store.search``; revision 0006).
+    A rowid table on SQLite, whose FTS5 index refers to rows by rowid."""
+
+    __tablename__ = "search"
+    __table_args__ = (
+        sa.ForeignKeyConstraint(["conversation_id", "seq"], ["messages.conversation_id", "messages.seq"],
+                                ondelete="CASCADE"),
+    )
+
+    conversation_id: Mapped[str] = mapped_column(Id, primary_key=True)
+    seq: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    position: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    kind: Mapped[str] = mapped_column(sa.String(16))
+    body: Mapped[str] = mapped_column(LongText)
 
 
 class BlobRow(Base):

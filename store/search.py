@@ -1,0 +1,217 @@
+"""Full-text search over a namespace's messages, by the database's own engine.
+
+Every block with text (text, reasoning, code, errors, a tool call's name and arguments, a
+result's tool name and output) has a row in the ``search`` table, written and deleted in the
+same transaction as the block (see ``store.codec.search_text``). Revision 0006 indexes it:
+SQLite FTS5, PostgreSQL ``tsvector`` + GIN, MariaDB/MySQL FULLTEXT.
+
+One query syntax on every backend (:func:`parse`): words, all of which must match;
+``"quoted phrases"``; ``word*`` for a prefix; ``-word`` or ``-"a phrase"`` to exclude.
+Anything else (punctuation, operators of the engines) only separates words, so no query is
+a syntax error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from pydantic import BaseModel
+
+from .codec import SEARCHED
+from .errors import InputError
+from .listing import metadata_clause
+from .model import Page
+from .operations import Scope, check_limit, conversations, decode_key, encode_key, messages_t, search_t, valid_id
+
+DEFAULT_PAGE = 20
+ROLES = ("system", "user", "assistant", "tool")
+START, STOP = "\ue000", "\ue001"  # highlight marks inside the engines' snippets, never in results
+SNIPPET_WORDS = 16
+
+
+class SearchHit(BaseModel):
+    """A block whose text matches a search: where it is, and a snippet of it."""
+
+    conversation_id: str
+    seq: int
+    """The message's position in its conversation."""
+    position: int
+    """The block's position in its message."""
+    kind: str
+    """The block's kind: text, reasoning, tool_call, tool_result, ..."""
+    role: str
+    title: str | None
+    key: str | None
+    snippet: str
+    """A stretch of the matching text (``…`` where it was cut)."""
+    highlights: list[tuple[int, int]]
+    """``(start, end)`` offsets in ``snippet`` of the words that matched."""
+    score: float
+    """Higher is better: the engine's own relevance (not comparable across backends)."""
+
+
+@dataclass(frozen=True)
+class Term:
+    words: tuple[str, ...]
+    prefix: bool = False
+    negated: bool = False
+
+
+_TOKEN = re.compile(r'(-?)"([^"]*)"?|(-?)(\S+)')
+_WORD = re.compile(r"\w+")
+
+
+def parse(query: Any) -> list[Term]:
+    """The terms of a query (see the module's docstring); an ``InputError`` if nothing is left to find."""
+    if not isinstance(query, str):
+        raise InputError(f"a search query must be a string, got {query!r}")
+    terms = []
+    for match in _TOKEN.finditer(query):
+        negated, text, prefix = bool(match[1] or match[3]), match[2], False
+        if text is None:
+            text, prefix = match[4], match[4].endswith("*")
+        if words := tuple(_WORD.findall(text)):
+            terms.append(Term(words, prefix, negated))
+    if not any(not t.negated for t in terms):
+        raise InputError(f"a search needs at least one word to find, got {query!r}")
+    return terms
+
+
+def _fts5(terms: list[Term]) -> str:
+    def phrase(t: Term) -> str:
+        return '"' + " ".join(t.words) + '"' + ("*" if t.prefix else "")
+    wanted = " AND ".join(phrase(t) for t in terms if not t.negated)
+    return f"({wanted})" + "".join(f" NOT {phrase(t)}" for t in terms if t.negated)
+
+
+def _tsquery(terms: list[Term]) -> str:
+    def phrase(t: Term) -> str:
+        words = [f"'{w}'" for w in t.words]
+        if t.prefix:
+            words[-1] += ":*"
+        text = " <-> ".join(words)
+        return f"!({text})" if t.negated else f"({text})"
+    return " & ".join(phrase(t) for t in terms)
+
+
+def _boolean_mode(terms: list[Term]) -> str:
+    def phrase(t: Term) -> str:
+        sign = "-" if t.negated else "+"
+        if len(t.words) == 1:
+            return sign + t.words[0] + ("*" if t.prefix else "")
+        return sign + '"' + " ".join(t.words) + '"'
+    return " ".join(phrase(t) for t in terms)
+
+
+def _pg_config(conn: sa.Connection) -> str:
+    """The text search configuration revision 0006 built the index with."""
+    definition = conn.execute(sa.text("SELECT pg_get_indexdef(to_regclass('ix_search_body'))")).scalar()
+    found = re.search(r"to_tsvector\('([^']+)'::regconfig", definition or "")
+    return found[1] if found else "english"
+
+
+_FTS = sa.table("search_fts", sa.column("rowid"), sa.column("rank"))
+
+
+def _matches(conn: sa.Connection, terms: list[Term]) -> tuple[list[Any], sa.ColumnElement[float], Any, Any]:
+    """The backend's match condition, score (higher is better), snippet column (None: made in
+    Python) and what to select from."""
+    dialect, s = conn.dialect.name, search_t
+    if dialect == "sqlite":
+        score = -_FTS.c.rank  # bm25: lower is better
+        snippet = sa.func.snippet(sa.literal_column("search_fts"), 0, START, STOP, "…", SNIPPET_WORDS)
+        where = [sa.literal_column("search_fts").op("MATCH")(sa.bindparam("q", _fts5(terms)))]
+        return where, score, snippet, _FTS.join(s, sa.literal_column("search.rowid") == _FTS.c.rowid)
+    if dialect == "postgresql":
+        config = sa.literal_column(f"'{_pg_config(conn)}'::regconfig")
+        query = sa.func.to_tsquery(config, sa.bindparam("q", _tsquery(terms)))
+        vector = sa.func.to_tsvector(config, s.c.body)
+        # No ts_headline: it drops what its parser takes for markup (a "<script>" in the text).
+        return [vector.op("@@")(query)], sa.func.ts_rank(vector, query), None, s
+    match = mysql.match(s.c.body, against=sa.bindparam("q", _boolean_mode(terms))).in_boolean_mode()
+    return [match], match, None, s
+
+
+def _decode(cursor: str | None, query: str) -> int:
+    def accept(key: list[Any]) -> int | None:
+        version, q, offset = key
+        return offset if version == 1 and q == query and isinstance(offset, int) and offset >= 0 else None
+    return 0 if cursor is None else decode_key(cursor, accept, "query")
+
+
+def search(conn: sa.Connection, scope: Scope, query: str, *, role: str | None = None, kind: str | None = None,
+           conversation_id: str | None = None, metadata: Mapping[str, Any] | None = None,
+           limit: int | None = DEFAULT_PAGE, cursor: str | None = None) -> Page[SearchHit]:
+    """One page of the namespace's blocks matching ``query``, best first (see
+    ``ConversationStore.search``): one statement."""
+    terms = parse(query)
+    check_limit(limit)
+    offset = _decode(cursor, query)
+    if role is not None and role not in ROLES:
+        raise InputError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+    if kind is not None and kind not in SEARCHED:
+        raise InputError(f"kind must be one of {', '.join(sorted(SEARCHED))}, got {kind!r}")
+    if limit == 0 or (conversation_id is not None and not valid_id(conversation_id)):
+        return Page()
+    s, m, c = search_t, messages_t, conversations
+    where, score, snippet, source = _matches(conn, terms)
+    where += [c.c.namespace == scope.namespace]
+    if role is not None:
+        where.append(m.c.role == role)
+    if kind is not None:
+        where.append(s.c.kind == kind)
+    if conversation_id is not None:
+        where.append(s.c.conversation_id == conversation_id)
+    for i, (name, value) in enumerate((metadata or {}).items()):
+        where.append(metadata_clause(conn.dialect.name, i, name, value))
+    columns = [s.c.conversation_id, s.c.seq, s.c.position, s.c.kind, m.c.role, c.c.title, c.c.key,
+               score.label("score"), (snippet if snippet is not None else s.c.body).label("snippet")]
+    statement = (
+        sa.select(*columns).select_from(source).join(c, c.c.id == s.c.conversation_id)
+        .join(m, sa.and_(m.c.conversation_id == s.c.conversation_id, m.c.seq == s.c.seq))
+        .where(*where).order_by(sa.desc("score"), s.c.conversation_id, s.c.seq, s.c.position).offset(offset)
+    )
+    rows = conn.execute(statement.limit(limit + 1) if limit is not None else statement).all()
+    more = limit is not None and len(rows) > limit
+    hits = [_hit(row, terms, marked=snippet is not None) for row in rows[:limit]]
+    return Page(hits, next_cursor=encode_key([1, query, offset + len(hits)]) if more else None)
+
+
+def _hit(row: Any, terms: list[Term], *, marked: bool) -> SearchHit:
+    text, spans = _unmarked(row.snippet) if marked else _python_snippet(row.snippet, terms)
+    return SearchHit(conversation_id=str(row.conversation_id), seq=row.seq, position=row.position, kind=row.kind,
+                     role=row.role, title=row.title, key=row.key, snippet=text, highlights=spans,
+                     score=float(row.score or 0.0))
+
+
+def _unmarked(marked: str) -> tuple[str, list[tuple[int, int]]]:
+    """The engine's snippet without its marks, and where they were."""
+    text: list[str] = []
+    spans: list[tuple[int, int]] = []
+    size, start = 0, 0
+    for piece in re.split(f"([{START}{STOP}])", marked):
+        if piece == START:
+            start = size
+        elif piece == STOP:
+            spans.append((start, size))
+        else:
+            text.append(piece)
+            size += len(piece)
+    return "".join(text), spans
+
+
+def _python_snippet(body: str, terms: list[Term], width: int = 160) -> tuple[str, list[tuple[int, int]]]:
+    """A snippet around the first matching word (PostgreSQL, MariaDB/MySQL: their snippets
+    rewrite the text). Words are highlighted by their start: stemmed forms may not be."""
+    words = [w for t in terms if not t.negated for w in t.words]
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\w*", re.IGNORECASE)
+    first = pattern.search(body)
+    begin = 0 if first is None else max(0, first.start() - width // 4)
+    end = min(len(body), begin + width)
+    text = ("…" if begin else "") + body[begin:end] + ("…" if end < len(body) else "")
+    return text, [(m.start(), m.end()) for m in pattern.finditer(text)]
