@@ -31,7 +31,7 @@ from store.web.data import open_store
 from store.web.pages import PAGE_SIZE, page_start
 from store.web.present import call_anchor, sha256
 
-from .samples import PNG, chat
+from .samples import chat
 
 HOSTILE = '<script>alert(1)</script><img src=x onerror=alert(2)>"\''
 """Within every column's bound (source_type holds 64 characters); javascript: URLs are tried apart."""
