@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from . import db, listing, operations as ops, retention, search as search_, streaming, toolcalls, usage
+from . import db, forks, listing, operations as ops, retention, search as search_, streaming, toolcalls, usage
 from .codec import new_id
 from .errors import DatabaseError
 from .formats import Loss
@@ -313,6 +313,22 @@ class AsyncConversationStore(StoreBase):
             created_after=created_after, created_before=created_before, updated_after=updated_after,
             updated_before=updated_before, order_by=order_by, descending=descending, limit=limit,
             cursor=cursor)
+
+    async def fork(self, conversation_id: str, at: int | None = None, *, key: str | None = None,
+                   title: str | None = listing.UNSET, metadata: dict[str, Any] | None = listing.UNSET,
+                   tags: Iterable[str] | None = listing.UNSET, expires_at: datetime | None = None,
+                   allow_pending: bool = False) -> str:
+        """A fork sharing the first ``at`` messages; see :meth:`store.ConversationStore.fork`."""
+        fork_id = new_id()
+        fields = self._fields(title=title, metadata=metadata, tags=tags, expires_at=expires_at)
+        self._check_conversation(key=key)
+        await self._run(True, forks.fork, conversation_id, fork_id, at, allow_pending=allow_pending, key=key,
+                        **fields)
+        return fork_id
+
+    async def lineage(self, conversation_id: str) -> list[ConversationInfo]:
+        """The conversation and the ones it was forked from; see :meth:`store.ConversationStore.lineage`."""
+        return await self._run(False, forks.lineage, conversation_id)
 
     async def search(self, query: str, *, role: str | None = None, kind: str | None = None,
                      conversation_id: str | None = None, metadata: dict[str, Any] | None = None,

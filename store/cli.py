@@ -354,6 +354,24 @@ def list_(
 
 
 @app.command()
+def fork(
+    ctx: typer.Context,
+    conversation_id: str = typer.Argument(...),
+    at: Optional[int] = typer.Option(None, "--at", metavar="N",
+                                     help="Share the first N messages (default: all of them)."),
+    key: Optional[str] = typer.Option(None, "--key", help="The fork's own key."),
+    title: Optional[str] = typer.Option(None, "--title", help="The fork's title (default: the parent's)."),
+    allow_pending: bool = typer.Option(False, "--allow-pending",
+                                       help="Fork after a tool call whose result comes later or not at all."),
+) -> None:
+    """Fork a conversation: a new one sharing its first N messages (not copied); prints its id."""
+    with ctx.obj.store() as s:
+        fork_id = s.fork(conversation_id, at, key=key, allow_pending=allow_pending,
+                         **({"title": title} if title is not None else {}))
+    out.print(fork_id, highlight=False)
+
+
+@app.command()
 def search(
     ctx: typer.Context,
     query: str = typer.Argument(..., help='Words (all must match), "a phrase", prefix*, -excluded.'),

@@ -98,6 +98,11 @@ class AmbiguousToolCallError(ConvstoreError):
         )
 
 
+class SharedHistoryError(ConvstoreError):
+    """A write would take away messages that forks of the conversation share (a delete, or a
+    pop, replace or truncate reaching below a fork point): delete the forks first."""
+
+
 # --- the database ------------------------------------------------------------
 
 

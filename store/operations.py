@@ -21,8 +21,9 @@ import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict
 
 from . import rows
+from .chains import END as _END, Chain, chain_of
 from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, blob_refs, from_utc, messages_from_rows
-from .errors import ConversationNotFoundError, InputError
+from .errors import ConversationNotFoundError, InputError, SharedHistoryError
 from .limits import Limits
 from .prepared import Prepared
 from .model import Conversation, ConversationUsage, Message
@@ -69,6 +70,9 @@ class ConversationInfo(BaseModel):
     """When ``prune`` may delete it (UTC), if ever."""
     usage: ConversationUsage | None = None
     """Its token usage, in total and per model: filled by ``info`` (None in listings)."""
+    parent_id: str | None = None
+    """A fork's parent, whose first ``fork_seq`` messages it shares (see ``fork``)."""
+    fork_seq: int | None = None
 
 
 def encode_key(key: list[Any]) -> str:
@@ -118,12 +122,13 @@ def valid_id(value: str) -> bool:
 def new_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, *, key: str | None = None,
                      title: str | None = None, source_format: str | None = None,
                      metadata: dict[str, Any] | None = None, message_count: int = 0,
-                     tags: Sequence[str] = (), expires_at: datetime | None = None) -> None:
+                     tags: Sequence[str] = (), expires_at: datetime | None = None, parent_id: str | None = None,
+                     fork_seq: int | None = None) -> None:
     stamp = now()
     conn.execute(conversations.insert(), {
         "id": conversation_id, "namespace": scope.namespace, "key": key, "title": title,
         "source_format": source_format, "message_count": message_count, "created_at": stamp, "updated_at": stamp,
-        "metadata": metadata or None, "expires_at": expires_at,
+        "metadata": metadata or None, "expires_at": expires_at, "parent_id": parent_id, "fork_seq": fork_seq,
     })
     if tags:
         conn.execute(tags_t.insert(), [{"conversation_id": conversation_id, "tag": t} for t in tags])
@@ -196,12 +201,32 @@ def check_limit(limit: int | None) -> None:
 
 
 def delete(conn: sa.Connection, scope: Scope, conversation_id: str) -> None:
-    require(conn, scope, conversation_id)
+    locked_count(conn, scope, conversation_id)  # no fork can begin meanwhile
+    refuse_shared(conn, conversation_id, 0, "delete")
     delete_conversations(conn, [conversation_id])
 
 
+_SHARING = Prepared(sa.select(conversations.c.id, conversations.c.fork_seq).where(
+    conversations.c.parent_id == sa.bindparam("cid"), conversations.c.fork_seq > sa.bindparam("keep"))
+    .order_by(conversations.c.id))
+
+
+def refuse_shared(conn: sa.Connection, conversation_id: str, keep: int, doing: str) -> None:
+    """Refuse a write that would take away messages from ``keep`` on that forks share."""
+    if forks := _SHARING.run(conn, cid=conversation_id, keep=keep):
+        names = ", ".join(f"{cid} (its first {n})" for cid, n in forks[:3]) + (" and more" if len(forks) > 3 else "")
+        raise SharedHistoryError(
+            f"cannot {doing} messages {keep}.. of conversation {conversation_id}: forks share them: {names}; "
+            "delete those forks first, or replace their history so that they hold their own")
+
+
 def delete_conversations(conn: sa.Connection, ids: Sequence[str]) -> None:
-    """These conversations and everything stored with them (their rows already checked or locked)."""
+    """These conversations and everything stored with them (their rows already checked or locked,
+    none shared by a fork that stays)."""
+    c = conversations
+    # Forks that shared nothing (or go too) let go of their parent: nothing else may refer to it.
+    conn.execute(c.update().where(c.c.parent_id.in_(ids), sa.or_(c.c.fork_seq == 0, c.c.id.in_(ids)))
+                 .values(parent_id=None, fork_seq=None))
     # Children first: MySQL checks foreign keys row by row, whatever the cascade order.
     for table in (tool_calls_t, search_t, blocks_t, blobs_t, messages_t, tags_t):
         conn.execute(table.delete().where(table.c.conversation_id.in_(ids)))
@@ -214,7 +239,8 @@ def pop(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> list
         raise InputError(f"n must be >= 0, got {n}")
     count = locked_count(conn, scope, conversation_id)
     keep = max(count - n, 0)
-    popped = _messages(conn, conversation_id, keep, windowed=True) if keep < count else []
+    popped = _messages(conn, conversation_id, keep, windowed=True, chain=chain_of(conn, conversation_id)) \
+        if keep < count else []
     truncate(conn, scope, conversation_id, keep)
     return popped
 
@@ -252,6 +278,7 @@ def truncate(conn: sa.Connection, scope: Scope, conversation_id: str, keep: int)
     keep = min(keep, count)
     if keep == count:
         return 0
+    refuse_shared(conn, conversation_id, keep, "remove")
     t, cid = tool_calls_t, conversation_id
     conn.execute(t.delete().where(t.c.conversation_id == cid, t.c.call_seq >= keep))
     conn.execute(
@@ -272,8 +299,10 @@ def truncate(conn: sa.Connection, scope: Scope, conversation_id: str, keep: int)
         conn.execute(blobs_t.delete().where(
             blobs_t.c.conversation_id == cid, blobs_t.c.sha256.not_in(used),
             *([blobs_t.c.sha256.not_in(nested)] if nested else [])))
-    conn.execute(conversations.update().where(conversations.c.id == cid)
-                 .values(message_count=keep, updated_at=now()))
+    fork_seq = conversations.c.fork_seq
+    conn.execute(conversations.update().where(conversations.c.id == cid).values(
+        message_count=keep, updated_at=now(),
+        fork_seq=sa.case((fork_seq > keep, keep), else_=fork_seq)))  # a fork's shared prefix shrinks with it
     return count - keep
 
 
@@ -353,14 +382,16 @@ def _range(table: sa.Table, columns: tuple[str, ...], *order: str) -> Prepared:
 
 _MESSAGE_ROWS = _range(messages_t, MESSAGE_COLUMNS, "seq")
 _BLOCK_ROWS = _range(blocks_t, ("seq", *BLOCK_COLUMNS), "seq", "position")
-_END = 2**31 - 1
 
 
 def get_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | None) -> Conversation:
     """At most four statements, whatever the length: the conversation's row with the
     window's start, its messages, their blocks (a key range scan each), and their binary payloads."""
     found, start = locate(conn, scope, conversation_id, last)
-    msgs = _messages(conn, conversation_id, start, windowed=last is not None)
+    chain = None if found.parent_id is None else chain_of(conn, found.id)
+    if chain is not None and last and found.message_count - last < (found.fork_seq or 0):
+        start = _window(conn, chain, found.message_count - last)
+    msgs = _messages(conn, conversation_id, start, windowed=last is not None, chain=chain)
     return Conversation(id=found.id, namespace=found.namespace, title=found.title,
                         created_at=found.created_at, metadata=found.metadata or {}, messages=msgs)
 
@@ -380,17 +411,37 @@ def locate(conn: sa.Connection, scope: Scope, conversation_id: str,
 
 
 def fetch_rows(conn: sa.Connection, conversation_id: str, start: int, windowed: bool,
-               stop: int | None = None) -> tuple[list[list[Any]], list[list[Any]], dict[str, bytes]]:
+               stop: int | None = None, chain: Chain | None = None,
+               ) -> tuple[list[list[Any]], list[list[Any]], dict[str, bytes]]:
     """The message rows from ``start`` on, their block rows (``seq`` first) and the blobs
-    they use (three statements at most)."""
-    params = {"cid": conversation_id, "start": start, "stop": _END if stop is None else stop}
-    msgs, blocks = _MESSAGE_ROWS.run(conn, **params), _BLOCK_ROWS.run(conn, **params)
-    return msgs, blocks, blobs(conn, conversation_id, blocks, everything=not windowed, offset=1)
+    they use: three statements at most, per segment of ``chain`` for a fork."""
+    stop = _END if stop is None else stop
+    msgs: list[list[Any]] = []
+    blocks: list[list[Any]] = []
+    found: dict[str, bytes] = {}
+    for owner, lo, hi in chain or [(conversation_id, 0, _END)]:
+        if max(start, lo) < min(stop, hi):
+            params = {"cid": owner, "start": max(start, lo), "stop": min(stop, hi)}
+            msgs += _MESSAGE_ROWS.run(conn, **params)
+            part = _BLOCK_ROWS.run(conn, **params)
+            blocks += part
+            found.update(blobs(conn, owner, part, everything=not windowed, offset=1))
+    return msgs, blocks, found
 
 
 def _messages(conn: sa.Connection, conversation_id: str, start: int, windowed: bool,
-              stop: int | None = None) -> list[Message]:
-    return messages_from_rows(*fetch_rows(conn, conversation_id, start, windowed, stop))
+              stop: int | None = None, chain: Chain | None = None) -> list[Message]:
+    return messages_from_rows(*fetch_rows(conn, conversation_id, start, windowed, stop, chain))
+
+
+def _window(conn: sa.Connection, chain: Chain, first: int) -> int:
+    """Where a fork's window from ``first`` starts, its shared prefix included (per segment)."""
+    m, starts = messages_t, [first]
+    for owner, lo, hi in chain:
+        if hi > first:
+            starts.append(conn.execute(sa.select(sa.func.min(m.c.window_start)).where(
+                m.c.conversation_id == owner, m.c.seq >= max(first, lo), m.c.seq < hi)).scalar() or first)
+    return min(starts)
 
 
 def safe_cuts(conn: sa.Connection, scope: Scope, conversation_id: str, size: int) -> list[int]:
@@ -399,13 +450,14 @@ def safe_cuts(conn: sa.Connection, scope: Scope, conversation_id: str, size: int
     window starts before it (a result) makes every cut in ``(window_start, seq]`` unsafe;
     only those messages are read, in one index range scan (a window function over the
     whole conversation is quadratic on MariaDB)."""
-    count = require(conn, scope, conversation_id).message_count
-    m = messages_t
-    reaching = conn.execute(
-        sa.select(m.c.window_start, m.c.seq)
-        .where(m.c.conversation_id == conversation_id, m.c.window_start < m.c.seq)
-    ).all()
-    return cuts_between(reaching, count, size)
+    found = require(conn, scope, conversation_id)
+    m, reaching = messages_t, []
+    for owner, lo, hi in chain_of(conn, found.id) if found.parent_id else [(found.id, 0, _END)]:
+        reaching += conn.execute(
+            sa.select(m.c.window_start, m.c.seq)
+            .where(m.c.conversation_id == owner, m.c.window_start < m.c.seq, m.c.seq >= lo, m.c.seq < hi)
+        ).all()
+    return cuts_between(reaching, found.message_count, size)
 
 
 def cuts_between(reaching: Iterable[tuple[int, int]], count: int, size: int) -> list[int]:
@@ -432,7 +484,9 @@ def cuts_between(reaching: Iterable[tuple[int, int]], count: int, size: int) -> 
 
 def messages_between(conn: sa.Connection, scope: Scope, conversation_id: str, start: int, stop: int) -> list[Message]:
     """The canonical messages with ``start <= seq < stop``."""
-    return _messages(conn, conversation_id, start, windowed=True, stop=stop)
+    found = require(conn, scope, conversation_id)
+    chain = chain_of(conn, found.id) if found.parent_id else None
+    return _messages(conn, conversation_id, start, windowed=True, stop=stop, chain=chain)
 
 
 def blobs(conn: sa.Connection, conversation_id: str, block_rows_: Sequence[Any],
@@ -459,4 +513,5 @@ def info(row: Any) -> ConversationInfo:
         message_count=row["message_count"], created_at=from_utc(row["created_at"], 0),
         updated_at=from_utc(row["updated_at"], 0),
         metadata=row["metadata"] or {}, expires_at=from_utc(row.get("expires_at"), 0),
+        parent_id=None if row.get("parent_id") is None else str(row["parent_id"]), fork_seq=row.get("fork_seq"),
     )

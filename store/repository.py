@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
-from . import db, listing, operations as ops, retention, search as search_, streaming, toolcalls, usage
+from . import db, forks, listing, operations as ops, retention, search as search_, streaming, toolcalls, usage
 from .codec import new_id
 from .errors import DatabaseError, InputError
 from .formats import Loss, get_format, read, write
@@ -400,6 +400,27 @@ class ConversationStore(StoreBase):
                 created_after=created_after, created_before=created_before, updated_after=updated_after,
                 updated_before=updated_before, order_by=order_by, descending=descending, limit=limit,
                 cursor=cursor)
+
+    def fork(self, conversation_id: str, at: int | None = None, *, key: str | None = None,
+             title: str | None = listing.UNSET, metadata: dict[str, Any] | None = listing.UNSET,
+             tags: Iterable[str] | None = listing.UNSET, expires_at: datetime | None = None,
+             allow_pending: bool = False) -> str:
+        """A new conversation sharing the first ``at`` messages (default: all) of this one,
+        without copying them; returns its id. Appends to either go their own way. Title,
+        metadata and tags are the parent's unless given. A fork point after a tool call whose
+        result comes later (or never) is an ``InputError`` unless ``allow_pending``. While a
+        fork shares messages, the parent cannot lose them: ``delete``, and ``pop`` /
+        ``truncate`` / ``replace`` below the fork point, raise ``SharedHistoryError``."""
+        fork_id = new_id()
+        fields = self._fields(title=title, metadata=metadata, tags=tags, expires_at=expires_at)
+        self._check_conversation(key=key)
+        self._transact(forks.fork, conversation_id, fork_id, at, allow_pending=allow_pending, key=key, **fields)
+        return fork_id
+
+    def lineage(self, conversation_id: str) -> list[ConversationInfo]:
+        """The conversation and the ones it was forked from: the root first, itself last."""
+        with self._connect() as conn:
+            return forks.lineage(conn, self.scope, conversation_id)
 
     def search(self, query: str, *, role: str | None = None, kind: str | None = None,
                conversation_id: str | None = None, metadata: dict[str, Any] | None = None,

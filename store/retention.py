@@ -54,19 +54,26 @@ def _due(by_age: bool) -> sa.ColumnElement[bool]:
     """Due: expired, or (``by_age``) last written to before the cutoff."""
     expired = sa.and_(conversations.c.expires_at.is_not(None), conversations.c.expires_at <= sa.bindparam("now"))
     when = sa.or_(conversations.c.updated_at < sa.bindparam("cutoff"), expired) if by_age else expired
-    return sa.and_(conversations.c.namespace == sa.bindparam("ns"), when)
+    # A conversation whose messages forks share waits for them (due forks go first).
+    fork = conversations.alias("fork")
+    shared = sa.exists().where(fork.c.parent_id == conversations.c.id, fork.c.fork_seq > sa.literal_column("0"))
+    return sa.and_(conversations.c.namespace == sa.bindparam("ns"), when, ~shared)
+
+
+# A fork's own messages: those it shares are its parent's.
+_OWN_MESSAGES = conversations.c.message_count - sa.func.coalesce(conversations.c.fork_seq, sa.literal_column("0"))
 
 
 @lru_cache(maxsize=2)
 def _count(by_age: bool) -> Prepared:
-    return Prepared(sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(conversations.c.message_count),
+    return Prepared(sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(_OWN_MESSAGES),
                                                                 sa.literal_column("0"))).where(_due(by_age)))
 
 
 @lru_cache(maxsize=8)
 def _oldest(batch: int, by_age: bool) -> Prepared:
     """The oldest due conversations, at most ``batch``, their rows locked (FOR UPDATE)."""
-    return Prepared(sa.select(conversations.c.id, conversations.c.message_count).where(_due(by_age))
+    return Prepared(sa.select(conversations.c.id, _OWN_MESSAGES).where(_due(by_age))
                     .order_by(conversations.c.updated_at, conversations.c.id)
                     .limit(sa.literal_column(str(int(batch)))).offset(sa.literal_column("0"))
                     .with_for_update())

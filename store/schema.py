@@ -1,4 +1,4 @@
-"""The relational schema: typed ORM rows over seven tables (revision 0006).
+"""The relational schema: typed ORM rows over seven tables (revision 0007).
 
 Hybrid rows: what users query (kind, text, call id, tool name, media type,
 sequence) is a real column; the rest of a block goes into a JSON ``payload``.
@@ -234,9 +234,11 @@ class ConversationRow(Base):
     __tablename__ = "conversations"
     # (namespace, key) also serves every lookup by namespace (its leading column). The two
     # indexes give list_conversations a page from an index range, in either order it sorts by.
+    # The index on parent_id finds a conversation's forks (before a delete, prune or truncate).
     __table_args__ = (sa.UniqueConstraint("namespace", "key"),
                       sa.Index(None, "namespace", "created_at", "id"),
-                      sa.Index(None, "namespace", "updated_at", "id"))
+                      sa.Index(None, "namespace", "updated_at", "id"),
+                      sa.Index(None, "parent_id"))
 
     id: Mapped[str] = mapped_column(Id, primary_key=True)
     namespace: Mapped[str] = mapped_column(SafeString(128))
@@ -251,6 +253,9 @@ class ConversationRow(Base):
     meta: Mapped[dict[str, Any] | None] = mapped_column("metadata")
     expires_at: Mapped[datetime | None]
     """When ``prune`` may delete the conversation (UTC); NULL: never by this rule."""
+    parent_id: Mapped[str | None] = mapped_column(Id, sa.ForeignKey("conversations.id"))
+    """A fork's parent: the conversation whose first ``fork_seq`` messages it shares (``store.forks``)."""
+    fork_seq: Mapped[int | None]
 
 
 def _conversation_id() -> Mapped[str]:

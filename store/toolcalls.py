@@ -15,6 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from .codec import BLOCK_COLUMNS, block_from_row, blob_refs, from_utc
+from .chains import Chain, chain_of
 from .db import ONE_STATEMENT
 from .errors import AmbiguousToolCallError, InputError, ToolCallNotFoundError
 from .model import Page, ToolCallRecord, ToolStatus
@@ -85,12 +86,17 @@ def find_tool_calls(conn: sa.Connection, scope: Scope, *, name: str | None = Non
     more = limit is not None and len(rows) > limit
     if more:
         rows = rows[:limit]
+    shared = [i for i, r in enumerate(rows) if _in_shared_prefix(r)]
+    if shared and conn.get_execution_options().get(ONE_STATEMENT):
+        raise SnapshotNeeded
+    rows = _with_shared_ends(conn, rows, shared) if shared else rows
     results = [tuple(r[f"r_{name}"] for name in BLOCK_COLUMNS) for r in rows]
     if conn.get_execution_options().get(ONE_STATEMENT) and any(_uses_blobs(b) for b in results):
         raise SnapshotNeeded
     blobs: dict[str, bytes] = {}
-    for cid in {r["conversation_id"] for r in rows}:
-        blobs.update(read_blobs(conn, cid, [b for r, b in zip(rows, results) if r["conversation_id"] == cid]))
+    for cid in {r.get("result_owner") or r["conversation_id"] for r in rows}:
+        blobs.update(read_blobs(conn, cid, [b for r, b in zip(rows, results)
+                                            if (r.get("result_owner") or r["conversation_id"]) == cid]))
     return Page([_record(r, b, blobs) for r, b in zip(rows, results)],
                 next_cursor=encode_cursor(rows[-1]) if more else None)
 
@@ -151,20 +157,68 @@ def _tool_call_query(filters: frozenset[str], limited: bool, after: bool = False
     return (
         sa.select(
             p.c.call_id, p.c.name, p.c.status, p.c.conversation_id, p.c.call_seq, p.c.result_seq,
+            p.c.call_position, p.c.result_position, cm.c.seq.label("call_found"), rm.c.seq.label("result_found"),
             cb.c.payload.label("call_payload"), cm.c.created_at.label("call_at"),
             cm.c.utc_offset.label("call_offset"), rm.c.created_at.label("result_at"),
             rm.c.utc_offset.label("result_offset"),
             *(rb.c[name].label(f"r_{name}") for name in BLOCK_COLUMNS),
         )
         .select_from(p)
-        .join(cb, sa.and_(cb.c.conversation_id == p.c.conversation_id, cb.c.seq == p.c.call_seq,
-                          cb.c.position == p.c.call_position))
-        .join(cm, sa.and_(cm.c.conversation_id == p.c.conversation_id, cm.c.seq == p.c.call_seq))
+        # Outer joins: a fork's call or result in the prefix it shares is its parent's row.
+        .outerjoin(cb, sa.and_(cb.c.conversation_id == p.c.conversation_id, cb.c.seq == p.c.call_seq,
+                               cb.c.position == p.c.call_position))
+        .outerjoin(cm, sa.and_(cm.c.conversation_id == p.c.conversation_id, cm.c.seq == p.c.call_seq))
         .outerjoin(rb, sa.and_(rb.c.conversation_id == p.c.conversation_id, rb.c.seq == p.c.result_seq,
                                rb.c.position == p.c.result_position))
         .outerjoin(rm, sa.and_(rm.c.conversation_id == p.c.conversation_id, rm.c.seq == p.c.result_seq))
         .order_by(p.c.conversation_id, p.c.call_seq, p.c.call_id)
     )
+
+
+def _in_shared_prefix(row: Any) -> bool:
+    return row["call_found"] is None or (row["result_seq"] is not None and row["result_found"] is None)
+
+
+def _end(with_block: tuple[sa.Column[Any], ...]) -> sa.Select[Any]:
+    """A block and its message's time, by key."""
+    b, m = blocks_t, messages_t
+    return (sa.select(*with_block, m.c.created_at, m.c.utc_offset)
+            .join(m, sa.and_(m.c.conversation_id == b.c.conversation_id, m.c.seq == b.c.seq))
+            .where(b.c.conversation_id == sa.bindparam("cid"), b.c.seq == sa.bindparam("seq"),
+                   b.c.position == sa.bindparam("position")))
+
+
+_CALL_END = _end((blocks_t.c.payload,))
+_RESULT_END = _end(tuple(blocks_t.c[name] for name in BLOCK_COLUMNS))
+
+
+def _with_shared_ends(conn: sa.Connection, rows: Sequence[Any], shared: list[int]) -> list[Any]:
+    """Fill in calls and results a fork shares with its ancestors, from the ancestor holding
+    them (a statement per end: forks only)."""
+    out: list[Any] = list(rows)
+    chains: dict[str, Chain] = {}
+    for i in shared:
+        row = dict(rows[i])
+        cid = str(row["conversation_id"])
+        chain = chains.setdefault(cid, chain_of(conn, cid))
+        if row["call_found"] is None:
+            found = conn.execute(_CALL_END, {"cid": _owner(chain, row["call_seq"]), "seq": row["call_seq"],
+                                             "position": row["call_position"]}).first()
+            if found is not None:
+                row.update(call_payload=found[0], call_at=found[1], call_offset=found[2])
+        if row["result_seq"] is not None and row["result_found"] is None:
+            owner = _owner(chain, row["result_seq"])
+            found = conn.execute(_RESULT_END, {"cid": owner, "seq": row["result_seq"],
+                                               "position": row["result_position"]}).first()
+            if found is not None:
+                row.update({f"r_{name}": v for name, v in zip(BLOCK_COLUMNS, found)},
+                           result_at=found[-2], result_offset=found[-1], result_owner=owner)
+        out[i] = row
+    return out
+
+
+def _owner(chain: Chain, seq: int) -> str:
+    return next(owner for owner, lo, hi in chain if lo <= seq < hi)
 
 
 def _record(row: Any, result: tuple[Any, ...], blobs: dict[str, bytes]) -> ToolCallRecord:

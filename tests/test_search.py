@@ -45,7 +45,7 @@ def test_every_formats_text_and_tool_calls_are_found(store, name):
 
 
 def test_hits_say_where_and_why(store):
-    cid = store.save(OPENAI_CHAT, title="trip", metadata={"user": "u1"})
+    store.save(OPENAI_CHAT, title="trip", metadata={"user": "u1"})
     hits = store.search("Kyoto")
     assert {(h.seq, h.kind) for h in hits} >= {(2, "text"), (3, "tool_call"), (6, "text")}
     hit = next(h for h in hits if h.kind == "text" and h.seq == 2)

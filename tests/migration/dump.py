@@ -41,7 +41,8 @@ def dump(url: str) -> dict:
                 own = info.source_format if info.source_format in FORMATS else "openai"
                 out["conversations"][info.id] = {
                     # (tags and expires_at came with 0005: none before it)
-                    "info": info.model_dump(mode="json", exclude={"updated_at", "tags", "expires_at", "usage"}),
+                    "info": info.model_dump(mode="json", exclude={"updated_at", "tags", "expires_at", "usage", "parent_id",
+                                                                 "fork_seq"}),
                     "export": s.load(info.id, own),
                     "canonical": [m.model_dump(mode="json") for m in s.load_messages(info.id)],
                     "last3": [m.model_dump(mode="json") for m in s.load_messages(info.id, last=3)],
