@@ -9,14 +9,13 @@ import io as text_io
 import json
 import re
 import sys
-from types import SimpleNamespace
 
 import pytest
 import sqlalchemy as sa
 from rich.console import Console
 from starlette.testclient import TestClient
 
-from store import ConversationStore, Message, Page
+from store import ConversationStore, Message
 from store import io as store_io
 from store.db import create_engine
 from store.demo import samples
@@ -279,23 +278,22 @@ def test_hostile_content_is_escaped_everywhere(store, client, database_url, name
     assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;") > 10  # shown, as text
 
 
-def test_hostile_search_snippets_are_escaped(viewer, client, monkeypatch):
-    hit = SimpleNamespace(conversation_id="01a21398-b20a-7409-8dde-443f3de74fcc", seq=3, role="user",
-                          snippet=HOSTILE, highlights=[(0, 8)])
-    monkeypatch.setattr(viewer, "search", lambda query, limit: Page([hit]), raising=False)
+def test_search_hits_link_to_their_message_and_are_escaped(store, client):
+    cid = store.save([{"role": "user", "content": "plain"}, {"role": "user", "content": HOSTILE + " alert me"}])
     page = client.get("/?q=alert").text
-    assert "<mark>&lt;script&gt;</mark>" in page and 'href="/c/01a21398-b20a-7409-8dde-443f3de74fcc?start=0#m3"' in page
+    assert f'href="/c/{cid}?start=0#m1"' in page and "<mark>alert</mark>" in page
     assert_inert(page)
+    assert "No message matches" in client.get("/?q=zzzqqq").text
+    assert "at least one word" in client.get("/?q=-").text  # said beside the box, not a failed page
 
 
-def test_search_box_only_where_the_store_searches(viewer, client, monkeypatch):
-    monkeypatch.setattr(viewer, "search", lambda query, limit: Page([]), raising=False)
-    assert 'name="q"' in client.get("/").text
-    assert "No message matches" in client.get("/?q=zzz").text
-    monkeypatch.delattr(viewer, "search")
-    if hasattr(type(viewer), "search"):
-        monkeypatch.delattr(type(viewer), "search")
-    assert 'name="q"' not in client.get("/").text
+def test_a_forks_page_shows_what_it_shares(store, client):
+    parent = store.save(SAMPLES["openai"], format="openai")
+    fork = store.fork(parent, 3)
+    page = client.get(f"/c/{fork}").text
+    assert articles(page) == [0, 1, 2]
+    sources = re.findall(rf'src="(/c/{fork}/blob/[0-9a-f]{{64}}[^"]*)"', page)
+    assert sources and all(client.get(html.unescape(src)).status_code == 200 for src in sources)
 
 
 # --- read-only --------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from .pages import conversation_page, page_start
 
 HERE = Path(__file__).parent
 LIST_PAGE = 50
+SEARCH_PAGE = 20
 """Conversations (and tool calls) on one page of their lists."""
 STATUSES = ("pending", "answered", "error")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -125,14 +126,17 @@ class _Views:
     def conversations(self, request: Request) -> Response:
         params = request.query_params
         source_format = params.get("format") or None
-        search = getattr(self.store, "search", None)  # offered by newer stores only
-        query = params.get("q", "").strip() if search is not None else ""
-        hits = search(query, limit=20) if query else None
+        query, hits, problem = params.get("q", "").strip(), None, None
+        if query:
+            try:
+                hits = self.store.search(query, limit=SEARCH_PAGE)
+            except InputError as exc:  # a query with nothing to find: said beside the box
+                problem = str(exc)
         page = self.store.list_conversations(source_format=source_format, order_by="updated_at",
                                              limit=LIST_PAGE, cursor=params.get("cursor") or None)
         counts = data.tool_call_counts(self.store, [c.id for c in page])
         return self._page(request, "conversations.html", page=page, counts=counts, source_format=source_format,
-                          searchable=search is not None, query=query, hits=hits)
+                          query=query, hits=hits, problem=problem)
 
     def conversation(self, request: Request) -> Response:
         last = _int(request, "last", low=1)

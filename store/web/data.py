@@ -15,6 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from .. import db, operations as ops
+from ..chains import chain_of
 from ..errors import SchemaOutdatedError
 from ..model import Message
 from ..repository import ConversationStore
@@ -141,10 +142,11 @@ def blob(store: ConversationStore, conversation_id: str, sha256: str) -> tuple[b
     """A binary payload of a conversation of this namespace, with its stored media type."""
     if not ops.valid_id(conversation_id):
         return None
-    query = (sa.select(blobs_t.c.data, blobs_t.c.media_type)
-             .join(conversations_t, conversations_t.c.id == blobs_t.c.conversation_id)
-             .where(blobs_t.c.conversation_id == conversation_id, blobs_t.c.sha256 == sha256,
-                    conversations_t.c.namespace == store.namespace))
     with store._connect() as conn:
+        owners = [owner for owner, _, _ in chain_of(conn, conversation_id)]  # a fork's prefix: its parents'
+        query = (sa.select(blobs_t.c.data, blobs_t.c.media_type)
+                 .join(conversations_t, conversations_t.c.id == blobs_t.c.conversation_id)
+                 .where(blobs_t.c.conversation_id.in_(owners), blobs_t.c.sha256 == sha256,
+                        conversations_t.c.namespace == store.namespace))
         row = conn.execute(query).first()
     return None if row is None else (bytes(row.data), row.media_type)
