@@ -281,7 +281,7 @@ class AsyncConversationStore(StoreBase):
             return
         async with self._connection(False) as conn:
             start = 0
-            for stop in await conn.run_sync(ops.safe_cuts, self.scope, conversation_id, chunk):
+            for stop in await conn.run_sync(streaming.safe_cuts, self.scope, conversation_id, chunk):
                 part = await conn.run_sync(ops.messages_between, self.scope, conversation_id, start, stop)
                 for value in self._export_part(part, start, target, strict, on_loss):
                     yield value

@@ -444,44 +444,6 @@ def _window(conn: sa.Connection, chain: Chain, first: int) -> int:
     return min(starts)
 
 
-def safe_cuts(conn: sa.Connection, scope: Scope, conversation_id: str, size: int) -> list[int]:
-    """Where to cut a conversation into parts of about ``size`` messages (the last cut is
-    its length) so that no tool result is in a later part than its call. A message whose
-    window starts before it (a result) makes every cut in ``(window_start, seq]`` unsafe;
-    only those messages are read, in one index range scan (a window function over the
-    whole conversation is quadratic on MariaDB)."""
-    found = require(conn, scope, conversation_id)
-    m, reaching = messages_t, []
-    for owner, lo, hi in chain_of(conn, found.id) if found.parent_id else [(found.id, 0, _END)]:
-        reaching += conn.execute(
-            sa.select(m.c.window_start, m.c.seq)
-            .where(m.c.conversation_id == owner, m.c.window_start < m.c.seq, m.c.seq >= lo, m.c.seq < hi)
-        ).all()
-    return cuts_between(reaching, found.message_count, size)
-
-
-def cuts_between(reaching: Iterable[tuple[int, int]], count: int, size: int) -> list[int]:
-    """``safe_cuts`` of a conversation of ``count`` messages whose results are the
-    ``(window_start, seq)`` pairs of ``reaching``."""
-    unsafe: list[tuple[int, int]] = []  # merged (first unsafe cut, last unsafe cut), in order
-    for start, seq in sorted(reaching):
-        if unsafe and start + 1 <= unsafe[-1][1] + 1:
-            unsafe[-1] = (unsafe[-1][0], max(unsafe[-1][1], seq))
-        else:
-            unsafe.append((start + 1, seq))
-    cuts, last, i = [], 0, 0
-    while (cut := last + size) < count:
-        while i < len(unsafe) and unsafe[i][1] < cut:
-            i += 1
-        if i < len(unsafe) and unsafe[i][0] <= cut:
-            cut = unsafe[i][1] + 1  # the first safe cut after the interval
-            if cut >= count:
-                break
-        cuts.append(cut)
-        last = cut
-    return [*cuts, count] if count > last else cuts
-
-
 def messages_between(conn: sa.Connection, scope: Scope, conversation_id: str, start: int, stop: int) -> list[Message]:
     """The canonical messages with ``start <= seq < stop``."""
     found = require(conn, scope, conversation_id)

@@ -354,7 +354,7 @@ class ConversationStore(StoreBase):
             return
         with self._connect() as conn:
             start = 0
-            for stop in ops.safe_cuts(conn, self.scope, conversation_id, chunk):
+            for stop in streaming.safe_cuts(conn, self.scope, conversation_id, chunk):
                 part = ops.messages_between(conn, self.scope, conversation_id, start, stop)
                 yield from self._export_part(part, start, target, strict, on_loss)
                 start = stop

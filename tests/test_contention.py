@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from store import ConversationStore
-from store.operations import cuts_between
+from store.streaming import cuts_between
 
 from .samples import tool_turn
 
@@ -25,7 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from store import ConversationStore
-from store.operations import cuts_between
+from store.streaming import cuts_between
 url, namespace, cid, seed, rounds = sys.argv[1:6]
 rng = random.Random(int(seed))
 failures = []
