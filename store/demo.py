@@ -38,7 +38,9 @@ def run(db: Path | None, console: Console) -> None:
         _replay(store, first_format, first_id, console)
     console.print(f"\nExplore it yourself:\n  convstore --db {url} list\n"
                   f"  convstore --db {url} show {first_id}\n"
-                  f"  convstore --db {url} tool-calls --status answered")
+                  f"  convstore --db {url} tool-calls --status answered\n"
+                  f"  convstore --db {url} search weather\n"
+                  f"  convstore --db {url} serve      (in a browser: pip install 'convstore\\[serve]')")
 
 
 def _import(store: ConversationStore, console: Console) -> dict[str, str]:

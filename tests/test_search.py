@@ -157,3 +157,19 @@ def test_cli_search(tmp_path, database_url):
     assert result.returncode == 0 and "Kyoto" in result.stdout and "next page: --cursor" in result.stderr
     result = run_cli("search", "--", "-", db=database_url)
     assert result.returncode == 1 and "at least one word" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_postgresql_search_language_is_chosen_at_upgrade(empty_database_url, backend, namespace, monkeypatch):
+    if backend != "postgresql":
+        pytest.skip("PostgreSQL's text search configurations")
+    with ConversationStore(empty_database_url, namespace=namespace) as store:
+        store.save([{"role": "user", "content": "running late"}])
+        assert store.search("run")  # english: stemmed
+        downgrade(store.engine, "0005")
+        monkeypatch.setenv("CONVSTORE_SEARCH_LANGUAGE", "simple")
+        upgrade(store.engine, "head")
+        assert not store.search("run") and store.search("running")  # simple: words as written
+        downgrade(store.engine, "0005")
+        monkeypatch.setenv("CONVSTORE_SEARCH_LANGUAGE", "english'); DROP TABLE messages; --")
+        with pytest.raises(Exception, match="CONVSTORE_SEARCH_LANGUAGE"):
+            upgrade(store.engine, "head")
