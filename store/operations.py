@@ -389,8 +389,6 @@ def get_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, la
     window's start, its messages, their blocks (a key range scan each), and their binary payloads."""
     found, start = locate(conn, scope, conversation_id, last)
     chain = None if found.parent_id is None else chain_of(conn, found.id)
-    if chain is not None and last and found.message_count - last < (found.fork_seq or 0):
-        start = _window(conn, chain, found.message_count - last)
     msgs = _messages(conn, conversation_id, start, windowed=last is not None, chain=chain)
     return Conversation(id=found.id, namespace=found.namespace, title=found.title,
                         created_at=found.created_at, metadata=found.metadata or {}, messages=msgs)
@@ -398,7 +396,8 @@ def get_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, la
 
 def locate(conn: sa.Connection, scope: Scope, conversation_id: str,
            last: int | None) -> tuple[ConversationInfo, int]:
-    """The conversation, and the seq its window of the ``last`` messages starts at (one statement)."""
+    """The conversation, and the seq its window of the ``last`` messages starts at (one statement;
+    a fork whose window reaches into the prefix it shares: two more, and one per segment)."""
     if last is not None and last < 0:
         raise InputError(f"last must be >= 0, got {last}")
     rows = _CONVERSATION_AND_WINDOW.run(conn, cid=conversation_id, ns=scope.namespace,
@@ -407,6 +406,9 @@ def locate(conn: sa.Connection, scope: Scope, conversation_id: str,
         raise ConversationNotFoundError(conversation_id, scope.namespace)
     *row, window = rows[0]
     found = info(dict(zip(conversations.c.keys(), row)))
+    first = found.message_count - (last or 0)
+    if last and found.parent_id is not None and first < (found.fork_seq or 0):  # reaches into what it shares
+        return found, _window(conn, chain_of(conn, found.id), first)
     return found, 0 if last is None else found.message_count if last == 0 else window or 0
 
 
