@@ -202,12 +202,12 @@ class _RowsWorkload(list):
 
 def _retarget(chunk: Any, conversation_id: str, seq: int) -> None:
     """Rows built for seq 0 of another conversation, moved to ``seq`` of ``conversation_id``."""
-    for table in (chunk.messages, chunk.blocks, chunk.tool_calls, list(chunk.blobs.rows.values())):
+    for table in (chunk.messages, chunk.blocks, chunk.search, chunk.tool_calls, list(chunk.blobs.rows.values())):
         for row in table:
             row["conversation_id"] = conversation_id
     for row in chunk.messages:
         row["seq"] = row["window_start"] = seq
-    for row in chunk.blocks:
+    for row in (*chunk.blocks, *chunk.search):
         row["seq"] = seq
     for row in chunk.tool_calls:
         row["call_seq"] = seq

@@ -34,8 +34,9 @@ from .pages import conversation_page, page_start
 
 HERE = Path(__file__).parent
 LIST_PAGE = 50
-SEARCH_PAGE = 20
 """Conversations (and tool calls) on one page of their lists."""
+SEARCH_PAGE = 20
+"""Search hits shown above the list."""
 STATUSES = ("pending", "answered", "error")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -89,8 +90,8 @@ def _templates() -> Jinja2Templates:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(markdown=present.markdown, pretty=present.pretty, when=present.when,
                        size=present.size, sha256=present.sha256, anchor=present.call_anchor)
-    env.globals.update(safe_href=present.safe_href, highlighted=present.highlighted, arguments=present.arguments, formats=list(FORMATS),
-                       inline_types=present.INLINE_TYPES, page_of=page_start)
+    env.globals.update(safe_href=present.safe_href, highlighted=present.highlighted, arguments=present.arguments,
+                       formats=list(FORMATS), inline_types=present.INLINE_TYPES, page_of=page_start)
     return Jinja2Templates(env=env)
 
 
