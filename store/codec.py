@@ -78,9 +78,10 @@ def dump_block(block: Block) -> dict[str, Any]:
 
 def block_rows(msgs: Sequence[Message], dumped: Sequence[dict[str, Any]], *, conversation_id: str,
                first_seq: int, blobs: BlobSink, budgets: Sequence[Budget],
-               search: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """The block rows of a batch stored from ``first_seq`` on; the searchable text of each
-    block goes to ``search`` (rows of the ``search`` table) when it is given.
+               search: list[dict[str, Any]] | None = None, search_text: bool = True) -> list[dict[str, Any]]:
+    """The block rows of a batch stored from ``first_seq`` on; each block with searchable text
+    gets a row of the ``search`` table in ``search`` when it is given, holding that text when
+    ``search_text`` (see ``store.fulltext``).
 
     ``dumped`` is the batch dumped once (``MESSAGES.dump_python``): one call into
     pydantic-core instead of one per block."""
@@ -90,9 +91,11 @@ def block_rows(msgs: Sequence[Message], dumped: Sequence[dict[str, Any]], *, con
             kind = block.kind
             if kind == "tool_result" and isinstance(block.output, list):
                 payload = dump_block(block)  # nested blocks keep their kind
-            if search is not None and kind in SEARCHED and (body := search_text(kind, payload)):
-                search.append({"conversation_id": conversation_id, "seq": seq, "position": position,
-                               "kind": kind, "body": body})
+            if search is not None and kind in SEARCHED:
+                body = block_text(kind, payload) if search_text else None
+                if body or not search_text:  # the key alone: the engine reads the text from the block
+                    search.append({"conversation_id": conversation_id, "seq": seq, "position": position,
+                                   "kind": kind, "body": body})
             rows.append(_block_row(kind, payload, conversation_id=conversation_id, seq=seq,
                                    position=position, blobs=blobs, budget=budget))
     return rows
@@ -104,7 +107,7 @@ SEARCH_CHARS = 100_000
 """How much of one block's text is indexed: PostgreSQL refuses a tsvector over 1 MB."""
 
 
-def search_text(kind: str, payload: Mapping[str, Any]) -> str:
+def block_text(kind: str, payload: Mapping[str, Any]) -> str:
     """What ``search`` finds a block by (``payload`` is the block dumped, before its row is
     built): its text; a tool call's name and arguments as the source wrote them; a result's
     tool name and output, the text of every nested block included."""
@@ -116,7 +119,7 @@ def search_text(kind: str, payload: Mapping[str, Any]) -> str:
     elif kind == "tool_result":
         output = payload.get("output", "")
         parts = [payload.get("name"), *([output] if isinstance(output, str) else
-                                        (search_text(b.get("kind", ""), b) for b in output
+                                        (block_text(b.get("kind", ""), b) for b in output
                                          if b.get("kind") in SEARCHED))]
     else:
         parts = [payload.get(TEXT_FIELD[kind])]

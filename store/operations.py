@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict
 
-from . import rows
+from . import fulltext, rows
 from .chains import END as _END, Chain, chain_of
 from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, blob_refs, from_utc, messages_from_rows
 from .errors import ConversationNotFoundError, InputError, SharedHistoryError
@@ -227,6 +227,7 @@ def delete_conversations(conn: sa.Connection, ids: Sequence[str]) -> None:
     # Forks that shared nothing (or go too) let go of their parent: nothing else may refer to it.
     conn.execute(c.update().where(c.c.parent_id.in_(ids), sa.or_(c.c.fork_seq == 0, c.c.id.in_(ids)))
                  .values(parent_id=None, fork_seq=None))
+    fulltext.forget(conn, search_t.c.conversation_id.in_(ids))
     # Children first: MySQL checks foreign keys row by row, whatever the cascade order.
     for table in (tool_calls_t, search_t, blocks_t, blobs_t, messages_t, tags_t):
         conn.execute(table.delete().where(table.c.conversation_id.in_(ids)))
@@ -285,7 +286,9 @@ def truncate(conn: sa.Connection, scope: Scope, conversation_id: str, keep: int)
         t.update().where(t.c.conversation_id == cid, t.c.result_seq >= keep)
         .values(status="pending", result_seq=None, result_position=None)
     )
-    conn.execute(search_t.delete().where(search_t.c.conversation_id == cid, search_t.c.seq >= keep))
+    going = (search_t.c.conversation_id == cid, search_t.c.seq >= keep)
+    fulltext.forget(conn, *going)
+    conn.execute(search_t.delete().where(*going))
     conn.execute(blocks_t.delete().where(blocks_t.c.conversation_id == cid, blocks_t.c.seq >= keep))
     conn.execute(messages_t.delete().where(messages_t.c.conversation_id == cid, messages_t.c.seq >= keep))
     used = sa.select(blocks_t.c.blob_sha256).where(

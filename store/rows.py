@@ -17,7 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
-from . import bulk, links
+from . import bulk, fulltext, links
 from .chains import chain_of
 from .codec import BlobSink, block_rows, message_rows
 from .gcpause import paused_gc
@@ -41,7 +41,7 @@ def insert_chunk(conn: sa.Connection, limits: Limits, conversation_id: str, msgs
     if lo is not None and len(prior) < first_seq - lo:  # a fork answering a call of its shared prefix
         prior = _prior_starts(conn, conversation_id, lo)
     rows = chunk_rows(limits, conversation_id, msgs, first_seq=first_seq, index_base=index_base,
-                      known=known, prior_starts=prior)
+                      known=known, prior_starts=prior, search=fulltext.rows_for(conn.dialect))
     write_rows(conn, conversation_id, rows, fresh=fresh)
 
 
@@ -60,24 +60,26 @@ class ChunkRows:
 
 def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message], *, first_seq: int,
                index_base: int = 0, known: dict[str, links.KnownCall] | None = None,
-               prior_starts: dict[int, int] | None = None) -> ChunkRows:
+               prior_starts: dict[int, int] | None = None, search: fulltext.Rows = "text") -> ChunkRows:
     """The rows of ``msgs`` stored from ``first_seq`` on, checked against ``limits``
     (pure CPU: no I/O). ``known`` are stored calls the chunk may answer, ``prior_starts`` the
-    window starts of stored messages from the earliest open call on."""
+    window starts of stored messages from the earliest open call on; ``search`` what the
+    ``search`` rows hold (``store.fulltext.ROWS``)."""
     blobs = BlobSink(conversation_id)
     with paused_gc():  # pure CPU, no I/O inside: the collector is back on before anything else runs
         budgets = [Budget(index_base + i, limits) for i in range(len(msgs))]
         dumped = MESSAGES.dump_python(list(msgs), exclude_defaults=True)
-        search: list[dict[str, Any]] = []
+        searched: list[dict[str, Any]] = []
         blocks = block_rows(msgs, dumped, conversation_id=conversation_id, first_seq=first_seq, blobs=blobs,
-                            budgets=budgets, search=search)
+                            budgets=budgets, search=None if search is None else searched,
+                            search_text=search == "text")
         plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
                           known=known or {}, prior_starts=prior_starts or {})
         rows = message_rows(dumped, conversation_id=conversation_id, first_seq=first_seq,
                             window_starts=plan.window_starts, budgets=budgets)
         for budget in budgets:
             budget.check()
-    return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates, search)
+    return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates, searched)
 
 
 def write_rows(conn: sa.Connection, conversation_id: str, rows: ChunkRows, *, fresh: bool) -> None:
@@ -91,6 +93,8 @@ def write_rows(conn: sa.Connection, conversation_id: str, rows: ChunkRows, *, fr
         bulk.insert(conn, search_t, rows.search)
         bulk.insert(conn, tool_calls_t, rows.tool_calls)
         _LINK_RESULT.run_many(conn, rows.link_updates)
+    if rows.search:  # after its blocks: the index reads their text
+        fulltext.index(conn, conversation_id, rows.messages[0]["seq"], rows.messages[-1]["seq"] + 1)
 
 
 _PRIOR_STARTS = Prepared(sa.select(messages_t.c.seq, messages_t.c.window_start).where(

@@ -326,9 +326,11 @@ class BlockRow(Base):
 
 
 class SearchRow(Base):
-    """The searchable text of a block (text, reasoning, a tool call's name and arguments, a
-    result's output), for the database's full-text index (``store.search``; revision 0006).
-    A rowid table on SQLite, whose FTS5 index refers to rows by rowid."""
+    """A block with searchable text (text, reasoning, a tool call's name and arguments, a
+    result's output), as the database's full-text engine needs it (``store.fulltext``;
+    revision 0006): on SQLite the key, whose rowid names the FTS5 entry (so a rowid table);
+    on MariaDB/MySQL the text too, for FULLTEXT; no rows on PostgreSQL, which indexes
+    ``blocks`` itself."""
 
     __tablename__ = "search"
     __table_args__ = (
@@ -340,7 +342,7 @@ class SearchRow(Base):
     seq: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
     position: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
     kind: Mapped[str] = mapped_column(sa.String(16))
-    body: Mapped[str] = mapped_column(LongText)
+    body: Mapped[str | None] = mapped_column(LongText)
 
 
 class BlobRow(Base):

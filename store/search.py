@@ -1,9 +1,8 @@
 """Full-text search over a namespace's messages, by the database's own engine.
 
 Every block with text (text, reasoning, code, errors, a tool call's name and arguments, a
-result's tool name and output) has a row in the ``search`` table, written and deleted in the
-same transaction as the block (see ``store.codec.search_text``). Revision 0006 indexes it:
-SQLite FTS5, PostgreSQL ``tsvector`` + GIN, MariaDB/MySQL FULLTEXT.
+result's tool name and output) is indexed in the same transaction as it is written or removed
+(``store.fulltext``): SQLite FTS5, PostgreSQL ``tsvector`` + GIN, MariaDB/MySQL FULLTEXT.
 
 One query syntax on every backend (:func:`parse`): words, all of which must match;
 ``"quoted phrases"``; ``word*`` for a prefix; ``-word`` or ``-"a phrase"`` to exclude.
@@ -22,16 +21,17 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from pydantic import BaseModel
 
+from . import fulltext
 from .codec import SEARCHED
 from .errors import InputError
 from .listing import metadata_clause
 from .model import Page
-from .operations import Scope, check_limit, conversations, decode_key, encode_key, messages_t, search_t, valid_id
+from .operations import (
+    Scope, blocks_t, check_limit, conversations, decode_key, encode_key, messages_t, search_t, valid_id,
+)
 
 DEFAULT_PAGE = 20
 ROLES = ("system", "user", "assistant", "tool")
-START, STOP = "\ue000", "\ue001"  # highlight marks inside the engines' snippets, never in results
-SNIPPET_WORDS = 16
 
 
 class SearchHit(BaseModel):
@@ -118,23 +118,34 @@ def _pg_config(conn: sa.Connection) -> str:
 _FTS = sa.table("search_fts", sa.column("rowid"), sa.column("rank"))
 
 
-def _matches(conn: sa.Connection, terms: list[Term]) -> tuple[list[Any], sa.ColumnElement[float], Any, Any]:
-    """The backend's match condition, score (higher is better), snippet column (None: made in
-    Python) and what to select from."""
-    dialect, s = conn.dialect.name, search_t
+@dataclass(frozen=True)
+class _Engine:
+    """A backend's way to match: what to select from, the keyed table (``search`` or
+    ``blocks``), the match condition, the score (higher is better) and the matched text."""
+
+    source: Any
+    keyed: sa.Table
+    where: list[Any]
+    score: Any
+    text: Any
+
+
+def _engine(conn: sa.Connection, terms: list[Term]) -> _Engine:
+    dialect, s, b = conn.dialect.name, search_t, blocks_t
+    on_block = sa.and_(b.c.conversation_id == s.c.conversation_id, b.c.seq == s.c.seq, b.c.position == s.c.position)
     if dialect == "sqlite":
-        score = -_FTS.c.rank  # bm25: lower is better
-        snippet = sa.func.snippet(sa.literal_column("search_fts"), 0, START, STOP, "…", SNIPPET_WORDS)
-        where = [sa.literal_column("search_fts").op("MATCH")(sa.bindparam("q", _fts5(terms)))]
-        return where, score, snippet, _FTS.join(s, sa.literal_column("search.rowid") == _FTS.c.rowid)
+        source = _FTS.join(s, sa.literal_column("search.rowid") == _FTS.c.rowid).join(b, on_block)
+        match = sa.literal_column("search_fts").op("MATCH")(sa.bindparam("q", _fts5(terms)))
+        return _Engine(source, s, [match], -_FTS.c.rank, sa.literal_column(fulltext.TEXT_SQL["sqlite"]))
     if dialect == "postgresql":
         config = sa.literal_column(f"'{_pg_config(conn)}'::regconfig")
         query = sa.func.to_tsquery(config, sa.bindparam("q", _tsquery(terms)))
-        vector = sa.func.to_tsvector(config, s.c.body)
-        # No ts_headline: it drops what its parser takes for markup (a "<script>" in the text).
-        return [vector.op("@@")(query)], sa.func.ts_rank(vector, query), None, s
+        text = sa.literal_column(fulltext.TEXT_SQL["postgresql"])
+        vector = sa.func.to_tsvector(config, text)  # the expression the GIN index holds, on its kinds
+        return _Engine(b, b, [vector.op("@@")(query), sa.literal_column(fulltext.KINDS_SQL)],
+                       sa.func.ts_rank(vector, query), text)
     match = mysql.match(s.c.body, against=sa.bindparam("q", _boolean_mode(terms))).in_boolean_mode()
-    return [match], match, None, s
+    return _Engine(s, s, [match], match, s.c.body)
 
 
 def _decode(cursor: str | None, query: str) -> int:
@@ -158,58 +169,46 @@ def search(conn: sa.Connection, scope: Scope, query: str, *, role: str | None = 
         raise InputError(f"kind must be one of {', '.join(sorted(SEARCHED))}, got {kind!r}")
     if limit == 0 or (conversation_id is not None and not valid_id(conversation_id)):
         return Page()
-    s, m, c = search_t, messages_t, conversations
-    where, score, snippet, source = _matches(conn, terms)
-    where += [c.c.namespace == scope.namespace]
+    m, c = messages_t, conversations
+    engine = _engine(conn, terms)
+    k = engine.keyed.c
+    where = [*engine.where, c.c.namespace == scope.namespace]
     if role is not None:
         where.append(m.c.role == role)
     if kind is not None:
-        where.append(s.c.kind == kind)
+        where.append(k.kind == kind)
     if conversation_id is not None:
-        where.append(s.c.conversation_id == conversation_id)
+        where.append(k.conversation_id == conversation_id)
     for i, (name, value) in enumerate((metadata or {}).items()):
         where.append(metadata_clause(conn.dialect.name, i, name, value))
-    columns = [s.c.conversation_id, s.c.seq, s.c.position, s.c.kind, m.c.role, c.c.title, c.c.key,
-               score.label("score"), (snippet if snippet is not None else s.c.body).label("snippet")]
+    columns = [k.conversation_id, k.seq, k.position, k.kind, m.c.role, c.c.title, c.c.key,
+               engine.score.label("score"), engine.text.label("text")]
     statement = (
-        sa.select(*columns).select_from(source).join(c, c.c.id == s.c.conversation_id)
-        .join(m, sa.and_(m.c.conversation_id == s.c.conversation_id, m.c.seq == s.c.seq))
-        .where(*where).order_by(sa.desc("score"), s.c.conversation_id, s.c.seq, s.c.position).offset(offset)
+        sa.select(*columns).select_from(engine.source).join(c, c.c.id == k.conversation_id)
+        .join(m, sa.and_(m.c.conversation_id == k.conversation_id, m.c.seq == k.seq))
+        .where(*where).order_by(sa.desc("score"), k.conversation_id, k.seq, k.position).offset(offset)
     )
     rows = conn.execute(statement.limit(limit + 1) if limit is not None else statement).all()
     more = limit is not None and len(rows) > limit
-    hits = [_hit(row, terms, marked=snippet is not None) for row in rows[:limit]]
+    hits = [_hit(row, terms) for row in rows[:limit]]
     return Page(hits, next_cursor=encode_key([1, query, offset + len(hits)]) if more else None)
 
 
-def _hit(row: Any, terms: list[Term], *, marked: bool) -> SearchHit:
-    text, spans = _unmarked(row.snippet) if marked else _python_snippet(row.snippet, terms)
+def _hit(row: Any, terms: list[Term]) -> SearchHit:
+    text, spans = _snippet(row.text or "", terms)
     return SearchHit(conversation_id=str(row.conversation_id), seq=row.seq, position=row.position, kind=row.kind,
                      role=row.role, title=row.title, key=row.key, snippet=text, highlights=spans,
                      score=float(row.score or 0.0))
 
 
-def _unmarked(marked: str) -> tuple[str, list[tuple[int, int]]]:
-    """The engine's snippet without its marks, and where they were."""
-    text: list[str] = []
-    spans: list[tuple[int, int]] = []
-    size, start = 0, 0
-    for piece in re.split(f"([{START}{STOP}])", marked):
-        if piece == START:
-            start = size
-        elif piece == STOP:
-            spans.append((start, size))
-        else:
-            text.append(piece)
-            size += len(piece)
-    return "".join(text), spans
-
-
-def _python_snippet(body: str, terms: list[Term], width: int = 160) -> tuple[str, list[tuple[int, int]]]:
-    """A snippet around the first matching word (PostgreSQL, MariaDB/MySQL: their snippets
-    rewrite the text). Words are highlighted by their start: stemmed forms may not be."""
+def _snippet(body: str, terms: list[Term], width: int = 160) -> tuple[str, list[tuple[int, int]]]:
+    """A stretch of the text around the first matching word, made here on every backend (SQLite's
+    contentless index keeps no text to cut; PostgreSQL's ts_headline drops what it takes for
+    markup). Words are highlighted by their start: a stemmed form may not be."""
+    body = " ".join(body.split())  # one line: the parts of the text are joined by spaces
     words = [w for t in terms if not t.negated for w in t.words]
-    pattern = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\w*", re.IGNORECASE)
+    # A word starts after a letter or digit does not (engines split at "_" too), prefix-wise.
+    pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(re.escape(w) for w in words) + r")[^\W_]*", re.IGNORECASE)
     first = pattern.search(body)
     begin = 0 if first is None else max(0, first.start() - width // 4)
     end = min(len(body), begin + width)

@@ -173,3 +173,45 @@ def test_the_postgresql_search_language_is_chosen_at_upgrade(empty_database_url,
         monkeypatch.setenv("CONVSTORE_SEARCH_LANGUAGE", "english'); DROP TABLE messages; --")
         with pytest.raises(Exception, match="CONVSTORE_SEARCH_LANGUAGE"):
             upgrade(store.engine, "head")
+
+
+def test_every_engine_indexes_the_same_text_as_revision_0006(store, backend):
+    """SQLite removes an entry by recomputing its text, and PostgreSQL's index holds an
+    expression: the store's text must stay the revision's, character for character."""
+    import importlib.util
+    from pathlib import Path
+
+    from store import fulltext
+
+    path = Path(__file__).resolve().parents[1] / "migrations" / "versions" / "0006_search.py"
+    spec = importlib.util.spec_from_file_location("revision_0006", path)
+    revision = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(revision)
+    assert revision.TEXT_SQL == fulltext.TEXT_SQL and revision.SEARCHED == fulltext.SEARCHED
+    if backend == "sqlite":  # every entry goes with its block: one FTS5 document per search row
+        cid = store.save(OPENAI_CHAT)
+        store.pop(cid, 3)
+        store.replace(store.save(chat(8)), chat(2))
+        with store.engine.connect() as conn:
+            documents = conn.exec_driver_sql("SELECT count(*) FROM search_fts_docsize").scalar()
+            rows = conn.exec_driver_sql("SELECT count(*) FROM search").scalar()
+        assert documents == rows
+
+
+def test_postgresql_matches_by_the_expression_its_index_holds(store, backend):
+    """The GIN index serves only a condition on the very expression it holds: a drift between
+    revision 0006 and the store's query would turn every search into a scan of the blocks."""
+    if backend != "postgresql":
+        pytest.skip("PostgreSQL's planner")
+    import sqlalchemy as sa
+
+    from store import search as search_module
+
+    store.save(OPENAI_CHAT)
+    with store.engine.connect() as conn:
+        engine = search_module._engine(conn, search_module.parse("Kyoto"))
+        conn.exec_driver_sql("SET enable_seqscan = off")
+        query = sa.select(engine.keyed.c.seq).select_from(engine.source).where(*engine.where)
+        compiled = query.compile(conn, compile_kwargs={"literal_binds": True})
+        plan = "\n".join(r[0] for r in conn.exec_driver_sql(f"EXPLAIN {compiled}"))
+    assert "ix_search_body" in plan, plan

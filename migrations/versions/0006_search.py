@@ -1,14 +1,14 @@
-"""Full-text search: a ``search`` table holding each block's searchable text, indexed by the
-database's own engine.
+"""Full-text search: each database's own engine over the searchable text of the blocks.
 
-``search`` (conversation_id, seq, position, kind, body) is keyed like ``blocks`` and written
-with it in the same transaction. The index differs per backend:
-- SQLite: an FTS5 table over ``search`` (external content, by rowid, kept in step by
-  triggers), Porter stemming over the unicode61 tokenizer, accents folded;
-- PostgreSQL: a GIN index on ``to_tsvector(<config>, body)``; the text search configuration
-  is ``$CONVSTORE_SEARCH_LANGUAGE`` when the upgrade runs (default ``english``);
-- MariaDB/MySQL: a FULLTEXT index; ``body`` compares case-insensitively (the table's other
-  columns keep revision 0003's byte-exact collation).
+The text a block is found by: its text, tool name, and a call's arguments (or a result's
+nested output), at most 100,000 characters (``store.fulltext``). Per backend:
+- SQLite: ``search`` rows hold the keys of blocks with such text; a contentless FTS5 table
+  (Porter stemming over unicode61, accents folded) indexes the text under their rowids;
+- PostgreSQL: a GIN index on ``to_tsvector(<config>, <text>)`` over ``blocks`` (partial: the
+  kinds with text); the configuration is ``$CONVSTORE_SEARCH_LANGUAGE`` when the upgrade
+  runs (default ``english``); ``search`` stays empty;
+- MariaDB/MySQL: ``search`` rows hold the text too, under a FULLTEXT index; ``body`` compares
+  case-insensitively (the other columns keep revision 0003's byte-exact collation).
 Existing blocks are indexed by the upgrade. MariaDB/MySQL commit each DDL statement at once:
 every step first looks at what is there, so an interrupted upgrade finishes when run again.
 
@@ -35,6 +35,17 @@ down_revision: str | None = "0005"
 Id = sa.Uuid(as_uuid=False)
 INDEX = "ix_search_body"
 MARK = "\U000f0000"  # revision 0001's escape of strings holding NUL (PostgreSQL)
+# The text each block is indexed by, computed from its row: store.fulltext.TEXT_SQL holds the same
+# (a test compares them). SQLite removes an entry by recomputing its text: it must never change
+# without a revision that rebuilds the index.
+_JOINED = "coalesce(blocks.tool_name, '') || ' ' || coalesce(blocks.text, '') || ' ' || "
+TEXT_SQL = {
+    "sqlite": f"substr({_JOINED}coalesce(json_extract(blocks.payload, '$.arguments_raw'), "
+              "json_extract(blocks.payload, '$.arguments'), json_extract(blocks.payload, '$.output'), ''), "
+              "1, 100000)",
+    "postgresql": f"left({_JOINED}coalesce(blocks.payload ->> 'arguments_raw', blocks.payload ->> 'arguments', "
+                  "blocks.payload ->> 'output', ''), 100000)",
+}
 TEXT_FIELD = {"text": "text", "refusal": "text", "reasoning": "text", "code": "code",
               "code_result": "output", "error": "message", "tool_result": "output"}
 SEARCHED = frozenset(TEXT_FIELD) | {"tool_call"}
@@ -77,7 +88,7 @@ def upgrade() -> None:
             sa.Column("seq", sa.Integer(), autoincrement=False, nullable=False),
             sa.Column("position", sa.Integer(), autoincrement=False, nullable=False),
             sa.Column("kind", sa.String(16), nullable=False),
-            sa.Column("body", _body_type(), nullable=False),
+            sa.Column("body", _body_type(), nullable=True),
             sa.ForeignKeyConstraint(["conversation_id", "seq"], ["messages.conversation_id", "messages.seq"],
                                     ondelete="CASCADE", name=op.f("fk_search_conversation_id_messages")),
             sa.PrimaryKeyConstraint("conversation_id", "seq", "position", name=op.f("pk_search")),
@@ -86,30 +97,32 @@ def upgrade() -> None:
     dialect = bind.dialect.name
     if dialect == "sqlite":
         _sqlite_index(bind)
-    elif INDEX not in {ix["name"] for ix in sa.inspect(bind).get_indexes("search")}:
-        if dialect == "postgresql":
-            op.execute(f"CREATE INDEX {INDEX} ON search USING gin (to_tsvector('{_language()}'::regconfig, body))")
-        else:
+    elif dialect == "postgresql":
+        if INDEX not in {ix["name"] for ix in sa.inspect(bind).get_indexes("blocks")}:
+            text = TEXT_SQL["postgresql"].replace("blocks.", "")
+            kinds = ", ".join(f"'{k}'" for k in sorted(SEARCHED))
+            op.execute(f"CREATE INDEX {INDEX} ON blocks USING gin (to_tsvector('{_language()}'::regconfig, {text})) "
+                       f"WHERE kind IN ({kinds})")
+    else:
+        if INDEX not in {ix["name"] for ix in sa.inspect(bind).get_indexes("search")}:
             op.execute(f"CREATE FULLTEXT INDEX {INDEX} ON search (body)")
-    if bind.execute(sa.text("SELECT 1 FROM search LIMIT 1")).first() is None:
-        _index_existing(bind)
+        if bind.execute(sa.text("SELECT 1 FROM search LIMIT 1")).first() is None:
+            _index_existing(bind)
 
 
 def _sqlite_index(bind: sa.Connection) -> None:
+    """The FTS5 table and, in the same transaction (SQLite's DDL is transactional), every stored
+    block with text in it."""
     if bind.execute(sa.text("SELECT 1 FROM sqlite_master WHERE name = 'search_fts'")).first() is not None:
         return
-    for statement in (
-        "CREATE VIRTUAL TABLE search_fts USING fts5(body, content='search', content_rowid='rowid', "
-        "tokenize='porter unicode61 remove_diacritics 2')",
-        "CREATE TRIGGER search_fts_insert AFTER INSERT ON search BEGIN "
-        "INSERT INTO search_fts(rowid, body) VALUES (new.rowid, new.body); END",
-        "CREATE TRIGGER search_fts_delete AFTER DELETE ON search BEGIN "
-        "INSERT INTO search_fts(search_fts, rowid, body) VALUES ('delete', old.rowid, old.body); END",
-        "CREATE TRIGGER search_fts_update AFTER UPDATE ON search BEGIN "
-        "INSERT INTO search_fts(search_fts, rowid, body) VALUES ('delete', old.rowid, old.body); "
-        "INSERT INTO search_fts(rowid, body) VALUES (new.rowid, new.body); END",
-    ):
-        op.execute(statement)
+    kinds = ", ".join(f"'{k}'" for k in sorted(SEARCHED))
+    op.execute("CREATE VIRTUAL TABLE search_fts USING fts5(body, content='', "
+               "tokenize='porter unicode61 remove_diacritics 2')")
+    op.execute("INSERT INTO search (conversation_id, seq, position, kind) "
+               f"SELECT conversation_id, seq, position, kind FROM blocks WHERE kind IN ({kinds})")
+    op.execute(f"INSERT INTO search_fts (rowid, body) SELECT search.rowid, {TEXT_SQL['sqlite']} FROM search "
+               "JOIN blocks ON blocks.conversation_id = search.conversation_id AND blocks.seq = search.seq "
+               "AND blocks.position = search.position")
 
 
 def _unmark(value: Any) -> Any:
@@ -171,8 +184,8 @@ def _index_existing(bind: sa.Connection) -> None:
 def downgrade() -> None:
     bind = op.get_bind()
     if bind.dialect.name == "sqlite":
-        for name in ("search_fts_insert", "search_fts_delete", "search_fts_update"):
-            op.execute(f"DROP TRIGGER IF EXISTS {name}")
         op.execute("DROP TABLE IF EXISTS search_fts")
+    elif bind.dialect.name == "postgresql":
+        op.execute(f"DROP INDEX IF EXISTS {INDEX}")
     if sa.inspect(bind).has_table("search"):
         op.drop_table("search")
