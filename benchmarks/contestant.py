@@ -6,7 +6,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from store import ConversationStore, db, operations as ops, rows
+from store import ConversationStore, db, fulltext, operations as ops, rows
 from store.codec import new_id
 from store.formats import read
 from store.gcpause import paused_gc
@@ -160,8 +160,10 @@ class SchemaBound(_OnStore):
     def prepare(self, messages: list[dict[str, Any]]) -> list[Any]:
         canonical = read(messages, "openai")
         conversation_id = new_id()
-        whole = rows.chunk_rows(Limits(), conversation_id, canonical, first_seq=0)
-        one_by_one = [rows.chunk_rows(Limits(), conversation_id, [m], first_seq=0) for m in canonical]
+        search = fulltext.rows_for(self.store.engine.dialect)  # the search rows this backend keeps
+        whole = rows.chunk_rows(Limits(), conversation_id, canonical, first_seq=0, search=search)
+        one_by_one = [rows.chunk_rows(Limits(), conversation_id, [m], first_seq=0, search=search)
+                      for m in canonical]
         return _RowsWorkload(one_by_one, conversation_id=conversation_id, whole=whole)
 
     def ingest(self, prepared: list[Any]) -> Any:
