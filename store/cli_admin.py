@@ -57,12 +57,13 @@ def prune(
 
 @app.command()
 def demo(
-    db: Optional[Path] = typer.Option(None, help="SQLite file for the demo (default: a new temporary one)."),
+    ctx: typer.Context,
+    db: Optional[Path] = typer.Option(None, help="SQLite file for the demo (default: the --db database)."),
 ) -> None:
-    """Store the bundled sample conversations, find a tool call, replay in every format."""
+    """Store the bundled sample conversations (once), find a tool call, replay in every format."""
     from .demo import run
 
-    run(db, out)
+    run(f"sqlite:///{db}" if db is not None else ctx.obj.db, ctx.obj.namespace, out)
 
 
 @app.command()

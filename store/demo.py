@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import tempfile
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -14,6 +12,10 @@ from rich.table import Table
 from . import render
 from .formats import FORMATS, Loss
 from .repository import ConversationStore
+
+
+SAMPLE = "convstore_sample"
+"""The metadata key naming the format of a sample the demo stored."""
 
 
 def samples() -> dict[str, Any]:
@@ -27,11 +29,13 @@ def samples() -> dict[str, Any]:
     return found
 
 
-def run(db: Path | None, console: Console) -> None:
-    path = db or Path(tempfile.mkdtemp(prefix="convstore-demo-")) / "demo.db"
-    url = f"sqlite:///{path}"
-    console.print(f"[bold]convstore demo[/] — an embedded SQLite database at {path}\n")
-    with ConversationStore(url) as store:
+def run(url: str, namespace: str, console: Console) -> None:
+    """Store the samples in the database at ``url`` (once: a sample already there is reused),
+    look a tool call up and replay a conversation in every format."""
+    console.print(f"[bold]convstore demo[/] — the database at {url}\n")
+    with ConversationStore(url, namespace=namespace) as store:
+        if store.created_schema:
+            console.print(f"[dim]created convstore tables in {store.url}[/]")
         stored = _import(store, console)
         first_format, first_id = next(iter(stored.items()))
         _lookup(store, first_id, console)
@@ -47,9 +51,11 @@ def _import(store: ConversationStore, console: Console) -> dict[str, str]:
     table = Table("format", "conversation id", "messages", "tool calls", title="1. imported the samples")
     stored = {}
     for name, data in samples().items():
-        cid = store.save(data, format=name, title=f"{name} sample")
+        mark = {SAMPLE: name}  # a second demo on the same database finds its samples instead of repeating them
+        found = store.list_conversations(metadata=mark, limit=1)
+        cid = found[0].id if found else store.save(data, format=name, title=f"{name} sample", metadata=mark)
         stored[name] = cid
-        info = store.list_conversations(limit=1)[0]
+        info = store.info(cid)
         table.add_row(name, cid, str(info.message_count), str(len(store.find_tool_calls(conversation_id=cid))))
     console.print(table)
     return stored
