@@ -21,6 +21,7 @@ from typing import Any, Literal
 import sqlalchemy as sa
 
 from .codec import SEARCH_CHARS, SEARCHED
+from .prepared import Prepared
 from .schema import BlockRow, SearchRow
 
 blocks_t = BlockRow.__table__
@@ -61,12 +62,15 @@ def _entries(*where: Any, delete: bool) -> sa.Insert:
     return sa.insert(_FTS).from_select(names, selected)
 
 
+# An append runs this: compiled once, on the driver's cursor (see store.prepared).
+_INDEX = Prepared(_entries(search_t.c.conversation_id == sa.bindparam("cid"), search_t.c.seq >= sa.bindparam("lo"),
+                           search_t.c.seq < sa.bindparam("hi"), delete=False))
+
+
 def index(conn: sa.Connection, conversation_id: str, first_seq: int, stop_seq: int) -> None:
     """Index the ``search`` rows just written for messages ``first_seq <= seq < stop_seq``."""
     if conn.dialect.name == "sqlite":
-        s = search_t
-        conn.execute(_entries(s.c.conversation_id == conversation_id, s.c.seq >= first_seq, s.c.seq < stop_seq,
-                              delete=False))
+        _INDEX.run(conn, cid=conversation_id, lo=first_seq, hi=stop_seq)
 
 
 def forget(conn: sa.Connection, *where: Any) -> None:
