@@ -8,6 +8,8 @@ import re
 from datetime import timedelta
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from store import AsyncConversationStore, ConversationStore, SearchHit
 from store.db import downgrade, upgrade
@@ -85,6 +87,22 @@ def test_no_query_is_a_syntax_error(store, query):
         store.search(query)
     except InputError as exc:
         assert "at least one word" in str(exc)
+
+
+QUERY_CHARS = st.sampled_from(list('"*-()^:+~<>@!&|\'.,; _') + ["x", "ab", "weather", "é", "日本", "\x00", "\t"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=st.lists(QUERY_CHARS, max_size=12).map("".join))
+def test_any_query_finds_or_says_why(store, query):
+    """Whatever a person types, every engine answers with hits or a one-line InputError, never
+    a syntax error of its own query language."""
+    try:
+        hits = store.search(query, limit=5)
+    except InputError as exc:
+        assert "at least one word" in str(exc) or "query" in str(exc)
+    else:
+        assert isinstance(hits, list)
 
 
 def test_bad_arguments_are_input_errors(store):
