@@ -26,11 +26,11 @@ from .schema import dumps, loads, metadata
 log = logging.getLogger("convstore")
 
 VERSION_TABLE = "convstore_alembic_version"
+"""Our own version table, so convstore can share a database with an app that uses Alembic too."""
 CREATING = "convstore_creating"
 """A table that exists only while a first creation runs: on MariaDB/MySQL, where each DDL
 statement commits, one killed half-way leaves it behind, telling its leftovers from an old
 database's."""
-"""Our own version table, so convstore can share a database with an app that uses Alembic too."""
 
 # Plain "postgresql://" and "mysql://" get the drivers convstore installs with its extras.
 _DEFAULT_DRIVERS = {"postgresql": "postgresql+psycopg", "mysql": "mysql+pymysql", "mariadb": "mariadb+pymysql"}
