@@ -165,3 +165,42 @@ def test_cli_fork(database_url, namespace):
         assert store.load(fork) == talk(2) and store.info(fork).parent_id == root
     bad = run_cli("--namespace", namespace, "fork", root, "--at", "9", db=database_url)
     assert bad.returncode == 1 and "at must be" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_fork_and_a_truncate_of_its_parent_take_turns(store):
+    """Racing: forks at message 8 and truncates of the parent to 5. Whichever wins, no fork ever
+    loses what it shares: every fork made loads the parent's first 8 messages."""
+    import threading
+
+    root = store.save(talk(10))
+    made: list[str] = []
+    outcomes: list[str] = []
+    start = threading.Barrier(2)
+
+    def forker() -> None:
+        start.wait()
+        for _ in range(15):
+            try:
+                made.append(store.fork(root, 8))
+            except InputError:  # the parent was truncated first: 8 is past its end
+                outcomes.append("fork refused")
+
+    def truncater() -> None:
+        start.wait()
+        for _ in range(15):
+            try:
+                store.truncate(root, 5)
+                outcomes.append("truncated")
+            except SharedHistoryError:
+                outcomes.append("truncate refused")
+
+    threads = [threading.Thread(target=forker), threading.Thread(target=truncater)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for fork in made:
+        assert store.load(fork) == talk(8)
+    truncated = "truncated" in outcomes
+    assert truncated != bool(made)  # the first to commit decides: forks, or a shorter parent
+    assert len(store.load(root)) == (5 if truncated else 10)

@@ -9,7 +9,7 @@ where that makes sense and always reported. An image whose data is no image (aut
 decodes it with PIL and refuses it) is refused, naming the message and field.
 
 The models and block conversions here are shared with the ``autogen`` format,
-whose ``HandoffMessage.context`` holds these messages.
+whose ``HandoffMessage.context`` holds these messages. The writer is :mod:`._autogen_core_write`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from ..model import (
     UsageBlock,
     VideoBlock,
 )
-from ._common import Losses, b64decode_exact, b64encode, dump_json, lost_extras, message_list, parse_json, validate
+from ._common import b64decode_exact, b64encode, dump_json, message_list, parse_json, validate
 
 NAME = "autogen-core"
 
@@ -326,208 +326,6 @@ def looks_like(data: Any) -> bool:
     return bool(msgs) and all(isinstance(m, dict) and m.get("type") in TYPES for m in msgs)
 
 
-# --- from canonical --------------------------------------------------------------------------
+from ._autogen_core_write import from_canonical, messages_out  # noqa: E402  (the writer imports the names above)
 
-_NOT_IN_CORE = ("external_id", "created_at", "model", "usage")
-# AgentChat events that are no model input: a streaming chunk repeats part of the message that
-# follows it; the others only steer the team.
-_NOT_IN_CONTEXT = frozenset({"ModelClientStreamingChunkEvent", "UserInputRequestedEvent",
-                             "SelectSpeakerEvent"})
-
-
-class _Writer:
-    """Writes one conversation; keeps the calls still waiting for results, because a model
-    client needs every call answered (FunctionExecutionResultMessage) before the next message."""
-
-    def __init__(self, messages: list[Message], losses: Losses) -> None:
-        self.losses = losses
-        self.out: list[dict[str, Any]] = []
-        self.pending: dict[str, tuple[str, int]] = {}  # call id -> (tool name, message index)
-        self.used: set[int] = set()  # ids of result blocks moved up to answer their call
-        self.results: dict[str, list[ToolResultBlock]] = {}
-        # The FunctionExecutionResultMessage answering the latest AssistantMessage's calls, while it
-        # is the last message written: results of parallel calls that came as separate messages
-        # (OpenAI tool messages) join it, since autogen writes one such message per call turn.
-        self.group: dict[str, Any] | None = None
-        for msg in messages:
-            for block in msg.content:
-                if isinstance(block, ToolResultBlock):
-                    self.results.setdefault(block.call_id, []).append(block)
-
-    def message(self, msg: Message, index: int) -> None:
-        if msg.source_type in _NOT_IN_CONTEXT:
-            self.losses.add(index, "message", detail=f"an AgentChat {msg.source_type} is no model input")
-            return
-        self._report_fields(msg, index)
-        rest = [b for b in msg.content if not isinstance(b, ToolResultBlock)]
-        calls = [b for b in rest if isinstance(b, ToolCallBlock)]
-        own = {c.call_id for c in calls}
-        results = [b for b in msg.content if isinstance(b, ToolResultBlock) and id(b) not in self.used]
-        if before := [b for b in results if b.call_id not in own]:
-            self._results(before, msg, index)
-        if rest or msg.role != "tool":
-            self._rest(msg, rest, calls, index)
-        if after := [b for b in results if b.call_id in own and id(b) not in self.used]:
-            self._results(after, msg, index)  # results inside the calling message come after its calls
-
-    def _rest(self, msg: Message, rest: list[Block], calls: list[ToolCallBlock], index: int) -> None:
-        if msg.role == "assistant":
-            self._assistant(msg, rest, calls, index)
-            return
-        if calls:
-            self.losses.add(index, "tool_call", "approximated", f"a {msg.role} message cannot call tools; "
-                            "the calls become an AssistantMessage")
-        others = [b for b in rest if not isinstance(b, ToolCallBlock)]
-        if others or not calls:
-            self.flush()
-            write = self._system if msg.role == "system" else self._user
-            self.out.append(write(msg, others, index))
-        if calls:
-            self._assistant(msg, calls, calls, index)
-
-    def _report_fields(self, msg: Message, index: int) -> None:
-        for field in _NOT_IN_CORE:
-            if getattr(msg, field) is not None:
-                self.losses.add(index, field, detail="autogen-core messages have no such field")
-        if msg.metadata:
-            self.losses.add(index, "metadata", detail="autogen-core messages have no such field")
-        for field in lost_extras(msg, NAME):
-            self.losses.add(index, field, detail="a field of another format")
-
-    def _texts(self, blocks: list[Block], index: int, where: str) -> list[str]:
-        texts = []
-        written = [b.text for b in blocks if isinstance(b, TextBlock)]
-        for block in blocks:
-            if isinstance(block, CodeBlock) and any(block.code in t for t in written):
-                self.losses.add(index, "code", "approximated", "the code is in the message text already")
-                continue
-            text = stand_in(block)
-            if not isinstance(block, TextBlock):
-                action = "dropped" if text is None else "approximated"
-                how = "" if text is None else "; rendered as text"
-                self.losses.add(index, block.kind, action, f"{where} holds text only{how}")
-            if text is not None:
-                texts.append(text)
-        return texts
-
-    def _system(self, msg: Message, blocks: list[Block], index: int) -> dict[str, Any]:
-        notes = msg.extras.get(NAME, {})
-        if msg.name is not None:
-            self.losses.add(index, "name", detail="a SystemMessage has no source")
-        texts = self._texts(blocks, index, "a SystemMessage")
-        if len(texts) > 1:
-            self.losses.add(index, "content", "approximated", "several text parts joined into one")
-        return finish({"content": "\n".join(texts), "type": "SystemMessage"}, notes)
-
-    def _user(self, msg: Message, blocks: list[Block], index: int) -> dict[str, Any]:
-        notes = msg.extras.get(NAME, {})
-        parts: list[Any] = []
-        for block in blocks:
-            image = image_out(block, NAME) if isinstance(block, ImageBlock) else None
-            if image is not None:
-                parts.append(image)
-            else:
-                parts.extend(self._texts([block], index, "a UserMessage"))
-        if msg.role not in ("user", "system"):
-            self.losses.add(index, "role", "approximated", f"a {msg.role} message without tool results "
-                            "becomes a UserMessage")
-        single = len(parts) == 1 and isinstance(parts[0], str) and notes.get("content") != "list"
-        content = parts[0] if single else (parts if parts or notes.get("content") == "list" else "")
-        source = msg.name or msg.role
-        return finish({"content": content, "source": source, "type": "UserMessage"}, notes)
-
-    def _assistant(self, msg: Message, blocks: list[Block], calls: list[ToolCallBlock], index: int) -> None:
-        self.flush()
-        notes = msg.extras.get(NAME, {})
-        thoughts = [b for b in blocks if isinstance(b, ReasoningBlock)]
-        for r in thoughts:
-            if r.signature or r.redacted or r.data:
-                self.losses.add(index, "reasoning", detail="a thought is plain text (no signature or data)")
-        rest = [b for b in blocks if not isinstance(b, (ReasoningBlock, ToolCallBlock))]
-        texts = self._texts(rest, index, "an AssistantMessage")
-        thought = [r.text for r in thoughts]
-        if calls and any(texts):
-            self.losses.add(index, "text", "approximated", "text beside tool calls goes into thought")
-            thought += [t for t in texts if t]
-        elif len(texts) > 1:
-            self.losses.add(index, "content", "approximated", "several text parts joined into one")
-        if len(thoughts) > 1:
-            self.losses.add(index, "reasoning", "approximated", "reasoning parts joined in one thought")
-        content: Any = [call_out(c, NAME) for c in calls] if calls or notes.get("content") == "list" \
-            else "\n".join(texts)
-        out = {"content": content, "thought": "\n".join(thought) if thought else None,
-               "source": msg.name or "assistant", "type": "AssistantMessage"}
-        self.out.append(finish(out, notes))
-        self.pending = {c.call_id: (c.name, index) for c in calls}
-        self.group = None
-
-    def _results(self, blocks: list[ToolResultBlock], msg: Message, index: int) -> None:
-        answered = []
-        for block in blocks:
-            if id(block) in self.used:  # moved up by a flush meanwhile
-                continue
-            if block.call_id in self.pending:
-                answered.append(self._answer(block, index))
-            else:
-                self._emit_answers(answered)
-                answered = []
-                self.losses.add(index, "tool_result", "approximated", f"no call {block.call_id!r} waits "
-                                "for this result just before it; rendered as a UserMessage")
-                self.used.add(id(block))
-                self.flush()
-                self.out.append({"content": stand_in(block), "source": "tool", "type": "UserMessage"})
-        # autogen-core's own result messages stay as they came (a same-format round trip is exact)
-        native = msg.source_format == NAME and msg.source_type == "FunctionExecutionResultMessage"
-        self._emit_answers(answered, msg.extras.get(NAME, {}), joins=not native)
-
-    def _answer(self, block: ToolResultBlock, index: int) -> dict[str, Any]:
-        name = self.pending.pop(block.call_id)[0]
-        self.used.add(id(block))
-        if result_text(block)[1]:
-            self.losses.add(index, "tool_result.output", "approximated", "a result is one string; "
-                            "only its text parts were kept")
-        if block.error:
-            self.losses.add(index, "tool_result.error", detail="results carry only is_error")
-        return result_out(block, name, NAME)
-
-    def _emit_answers(self, answered: list[dict[str, Any]], notes: dict[str, Any] | None = None,
-                      joins: bool = True) -> None:
-        if not answered:
-            return
-        if joins and self.group is not None and self.out and self.out[-1] is self.group:
-            self.group["content"].extend(answered)
-            return
-        self.group = finish({"content": answered, "type": "FunctionExecutionResultMessage"}, notes or {})
-        self.out.append(self.group)
-
-    def flush(self) -> None:
-        """Answer the calls still pending before another message: with their result from further
-        on (moved up), or with an error result saying there was none."""
-        if not self.pending:
-            return
-        answered = []
-        for call_id, (name, at) in list(self.pending.items()):
-            later = [b for b in self.results.get(call_id, ()) if id(b) not in self.used]
-            if later:
-                answered.append(self._answer(later[0], at))
-                self.losses.add(at, "tool_result", "approximated", f"the result of {call_id!r} was moved up "
-                                "to answer its call before the next message")
-            else:
-                self.pending.pop(call_id)
-                self.losses.add(at, "tool_result", "approximated", f"call {call_id!r} has no result "
-                                "before the next message; an error result says so")
-                answered.append({"content": NO_RESULT, "name": name, "call_id": call_id, "is_error": True})
-        self._emit_answers(answered)
-
-
-def messages_out(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
-    """Canonical messages as autogen-core LLM message dicts (also used for handoff contexts)."""
-    writer = _Writer(messages, losses)
-    for index, msg in enumerate(messages):
-        writer.message(msg, index)
-    return writer.out
-
-
-def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
-    """Canonical messages as autogen-core LLM message dicts, each call answered before the next message."""
-    return messages_out(messages, losses)
+__all__ = ["NAME", "from_canonical", "looks_like", "messages_out", "to_canonical"]

@@ -4,6 +4,7 @@ Reads system/developer, user (text, image, audio, file parts), assistant (text,
 refusal, ``tool_calls``, legacy ``function_call``), tool and legacy function
 messages. What the canonical model has no field for (unknown keys, ``detail``,
 whether content was a string or a list) is kept in ``extras["openai"]``.
+The writer is :mod:`._openai_write`.
 """
 
 from __future__ import annotations
@@ -15,18 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ..errors import SchemaError
 from ..model import MESSAGES as CANONICAL
-from ..model import (
-    AudioBlock,
-    Block,
-    FileBlock,
-    ImageBlock,
-    Message,
-    RefusalBlock,
-    TextBlock,
-    ToolCallBlock,
-    ToolResultBlock,
-)
-from ._common import Losses, lost_extras, message_list, unknown_fields, b64decode_exact, b64encode, data_uri, dump_json, parse_data_uri, parse_json, validate
+from ..model import Message
+from ._common import message_list, unknown_fields, b64decode_exact, parse_data_uri, parse_json, validate
 
 NAME = "openai"
 
@@ -327,196 +318,6 @@ def looks_like(data: Any) -> bool:
     return bool(msgs) and all(_looks_like_message(m) for m in msgs)
 
 
-# --- from canonical --------------------------------------------------------------
+from ._openai_write import from_canonical  # noqa: E402  (the writer imports the names above)
 
-
-def _merge(out: dict[str, Any], extras: dict[str, Any], inner_key: str | None = None) -> dict[str, Any]:
-    own = extras.get(NAME, {})
-    if inner_key and own.get("inner"):
-        out[inner_key].update(own["inner"])
-    out.update(own.get("fields") or {})
-    return out
-
-
-def _part_out(block: Block, index: int, losses: Losses) -> dict[str, Any] | None:
-    match block:
-        case TextBlock():
-            return _merge({"type": "text", "text": block.text}, block.extras)
-        case RefusalBlock():
-            return _merge({"type": "refusal", "refusal": block.text}, block.extras)
-        case ImageBlock():
-            url = block.url if block.data is None else data_uri(block.media_type, block.data)
-            if url is None:
-                losses.add(index, "image", detail="an image without URL or data (a file id) has no OpenAI form")
-                return None
-            return _merge({"type": "image_url", "image_url": {"url": url}}, block.extras, "image_url")
-        case AudioBlock():
-            return _audio_out(block, index, losses)
-        case FileBlock():
-            ref: dict[str, Any] = {}
-            raw = block.extras.get(NAME, {}).get("file_data")
-            if block.data is not None or raw:
-                ref["file_data"] = raw or data_uri(block.media_type, block.data or b"")
-            for key in ("file_id", "filename"):
-                if getattr(block, key) is not None:
-                    ref[key] = getattr(block, key)
-            return _merge({"type": "file", "file": ref}, block.extras, "file")
-    losses.add(index, block.kind, detail="OpenAI messages have no place for it")
-    return None
-
-
-def _audio_out(block: AudioBlock, index: int, losses: Losses) -> dict[str, Any] | None:
-    raw = block.extras.get(NAME, {}).get("raw")
-    if raw:
-        return _merge({"type": "input_audio", "input_audio": raw}, block.extras)
-    fmt = _AUDIO_FORMATS.get(block.media_type or "")
-    if block.data is None or fmt is None:
-        losses.add(index, "audio", detail="OpenAI takes only inline wav or mp3 audio")
-        return None
-    audio = {"data": b64encode(block.data), "format": fmt}
-    return _merge({"type": "input_audio", "input_audio": audio}, block.extras, "input_audio")
-
-
-def _content_out(parts: list[dict[str, Any]], form: str | None) -> Any:
-    if form in ("null", "absent") and not parts:
-        return None
-    if form != "list" and len(parts) == 1 and parts[0].get("type") == "text" and len(parts[0]) == 2:
-        return parts[0]["text"]
-    return parts if parts or form == "list" else None
-
-
-def _tool_call_out(block: ToolCallBlock) -> dict[str, Any]:
-    own = block.extras.get(NAME, {})
-    if own.get("type") == "custom":
-        call = {"id": block.call_id, "type": "custom", "custom": {"name": block.name, "input": block.arguments_raw or ""}}
-        return _merge(call, block.extras, "custom")
-    arguments = block.arguments_raw if block.arguments_raw is not None else dump_json(block.arguments)
-    call = {"id": block.call_id, "type": "function", "function": {"name": block.name, "arguments": arguments}}
-    return _merge(call, block.extras, "function")
-
-
-# Which part types each role takes (images, audio and files only in user messages).
-_ROLE_PARTS = {
-    "system": {"text"}, "developer": {"text"}, "tool": {"text"},
-    "user": {"text", "image_url", "input_audio", "file"}, "assistant": {"text", "refusal"},
-}
-
-
-def _stand_in(block: Block) -> str:
-    if isinstance(block, (ImageBlock, AudioBlock, FileBlock)) or block.kind == "video":
-        ref = block.url or block.filename or block.file_id or f"{len(block.data or b'')} bytes inline"
-        return f"[{block.kind}{' ' + block.media_type if block.media_type else ''}: {ref}]"
-    return getattr(block, "text", None) or f"[{block.kind}]"
-
-
-def _parts_for(role: str, blocks: list[Block], index: int, losses: Losses) -> list[dict[str, Any]]:
-    """Parts for a message of ``role``: what the role does not take becomes a text stand-in."""
-    allowed = _ROLE_PARTS[role]
-    parts = []
-    for block in blocks:
-        part = _part_out(block, index, losses)
-        if part is None:
-            continue
-        if part["type"] not in allowed:
-            losses.add(index, block.kind, "approximated", f"OpenAI {role} messages take no {part['type']}: text stand-in")
-            part = {"type": "text", "text": _stand_in(block)}
-        parts.append(part)
-    return parts
-
-
-def _result_out(block: ToolResultBlock, index: int, msg: Message, losses: Losses) -> dict[str, Any]:
-    content: Any = block.output
-    if not isinstance(block.output, str):
-        content = _parts_for("tool", block.output, index, losses)
-    if block.is_error:
-        losses.add(index, "tool_result.is_error", "approximated", "OpenAI tool results have no error flag")
-    legacy = msg.source_format == NAME and msg.source_role == "function"
-    if legacy or block.extras.get(NAME, {}).get("content") == "null":
-        null = block.extras.get(NAME, {}).get("content") == "null"
-        return _merge({"role": "function", "name": block.name or "", "content": None if null else content}, msg.extras)
-    out = {"role": "tool", "tool_call_id": block.call_id, "content": content}
-    # a tool message's unknown keys go back on it (not on each result of a message holding several)
-    alone = msg.role == "tool" and len(msg.content) == 1
-    return _merge(out, msg.extras) if alone else out
-
-
-def _message_out(msg: Message, index: int, losses: Losses) -> list[dict[str, Any]]:
-    """One canonical message becomes its tool results (one message each) and then the rest."""
-    out: list[dict[str, Any]] = []
-    parts: list[dict[str, Any]] = []
-    calls: list[dict[str, Any]] = []
-    legacy: dict[str, Any] | None = None
-    refusal: str | None = None
-    rest: list[Block] = []
-    for block in msg.content:
-        if isinstance(block, ToolResultBlock):
-            out.append(_result_out(block, index, msg, losses))
-        elif isinstance(block, ToolCallBlock):
-            if block.extras.get(NAME, {}).get("legacy"):
-                legacy = {"name": block.name, "arguments": block.arguments_raw or dump_json(block.arguments)}
-                legacy.update(block.extras[NAME].get("fields") or {})
-            else:
-                calls.append(_tool_call_out(block))
-        elif isinstance(block, RefusalBlock) and block.extras.get(NAME, {}).get("field"):
-            refusal = block.text
-        else:
-            rest.append(block)
-    _report_message_fields(msg, index, losses)  # a tool message's fields too: never dropped in silence
-    if msg.role == "tool" and not rest:
-        return out
-    role = "user" if msg.role == "tool" else _role(msg)
-    parts = _parts_for(role, rest, index, losses)
-    if not (parts or calls or legacy or refusal is not None or NAME in msg.extras):
-        if msg.content:  # everything in it was dropped (reported above): no empty message
-            return out
-    return out + [_body(msg, parts, calls, legacy, refusal, index, losses)]
-
-
-def _role(msg: Message) -> str:
-    return msg.source_role if msg.source_role in ("system", "developer") and msg.role == "system" else msg.role
-
-
-def _body(msg: Message, parts: list[dict[str, Any]], calls: list[dict[str, Any]], legacy: Any,
-          refusal: str | None, index: int, losses: Losses) -> dict[str, Any]:
-    own = msg.extras.get(NAME, {})
-    role = "user" if msg.role == "tool" else _role(msg)
-    if role != "assistant" and calls:
-        losses.add(index, "tool_calls", detail=f"a {role} message cannot call tools in OpenAI")
-    bare = role == "assistant" and not calls and legacy is None and refusal is None
-    if (role in ("system", "developer", "user") or bare) and not parts and own.get("content") is None:
-        parts = [{"type": "text", "text": ""}]
-    body: dict[str, Any] = {"role": role}
-    form = own.get("content")
-    content = _content_out(parts, form)
-    if form != "absent" or content is not None:
-        body["content"] = content
-    if refusal is not None:
-        body["refusal"] = refusal
-    if msg.name is not None:
-        body["name"] = msg.name
-    if role == "assistant" and (calls or own.get("empty_tool_calls")):
-        body["tool_calls"] = calls
-    if legacy is not None:
-        body["function_call"] = legacy
-    return _merge(body, msg.extras)
-
-
-_NOT_IN_OPENAI = ("external_id", "created_at", "model", "usage")
-
-
-def _report_message_fields(msg: Message, index: int, losses: Losses) -> None:
-    for field in _NOT_IN_OPENAI:
-        if getattr(msg, field) is not None:
-            losses.add(index, field, detail="OpenAI messages have no such field")
-    if msg.metadata:
-        losses.add(index, "metadata", detail="OpenAI messages have no such field")
-    for field in lost_extras(msg, NAME):
-        losses.add(index, field, detail="a field of another format")
-
-
-def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
-    """Canonical messages as OpenAI Chat Completions message dicts."""
-    out: list[dict[str, Any]] = []
-    for index, msg in enumerate(messages):
-        out.extend(_message_out(msg, index, losses))
-    return out
+__all__ = ["NAME", "from_canonical", "looks_like", "to_canonical", "to_canonical_stream"]
