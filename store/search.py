@@ -22,12 +22,13 @@ from sqlalchemy.dialects import mysql
 from pydantic import BaseModel
 
 from . import fulltext
+from .chains import END, chain_of
 from .codec import SEARCHED
-from .errors import InputError
+from .errors import ConversationNotFoundError, InputError
 from .listing import metadata_clause
 from .model import Page
 from .operations import (
-    Scope, blocks_t, check_limit, conversations, decode_key, encode_key, messages_t, search_t, valid_id,
+    Scope, blocks_t, check_limit, conversations, decode_key, encode_key, messages_t, require, search_t,
 )
 
 DEFAULT_PAGE = 20
@@ -159,7 +160,7 @@ def search(conn: sa.Connection, scope: Scope, query: str, *, role: str | None = 
            conversation_id: str | None = None, metadata: Mapping[str, Any] | None = None,
            limit: int | None = DEFAULT_PAGE, cursor: str | None = None) -> Page[SearchHit]:
     """One page of the namespace's blocks matching ``query``, best first (see
-    ``ConversationStore.search``): one statement."""
+    ``ConversationStore.search``): one statement (three scoped to a conversation)."""
     terms = parse(query)
     check_limit(limit)
     offset = _decode(cursor, query)
@@ -167,7 +168,7 @@ def search(conn: sa.Connection, scope: Scope, query: str, *, role: str | None = 
         raise InputError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
     if kind is not None and kind not in SEARCHED:
         raise InputError(f"kind must be one of {', '.join(sorted(SEARCHED))}, got {kind!r}")
-    if limit == 0 or (conversation_id is not None and not valid_id(conversation_id)):
+    if limit == 0:
         return Page()
     m, c = messages_t, conversations
     engine = _engine(conn, terms)
@@ -177,8 +178,16 @@ def search(conn: sa.Connection, scope: Scope, query: str, *, role: str | None = 
         where.append(m.c.role == role)
     if kind is not None:
         where.append(k.kind == kind)
+    scoped = None
     if conversation_id is not None:
-        where.append(k.conversation_id == conversation_id)
+        try:
+            scoped = require(conn, scope, conversation_id)
+        except ConversationNotFoundError:  # as find_tool_calls: no such conversation, nothing in it
+            return Page()
+    if scoped is not None:  # its own rows, and a fork's shared prefix where its ancestors hold it
+        chain = chain_of(conn, scoped.id) if scoped.parent_id else [(scoped.id, 0, END)]
+        where.append(sa.or_(*(sa.and_(k.conversation_id == owner, k.seq >= lo, k.seq < hi)
+                              for owner, lo, hi in chain)))
     for i, (name, value) in enumerate((metadata or {}).items()):
         where.append(metadata_clause(conn.dialect.name, i, name, value))
     columns = [k.conversation_id, k.seq, k.position, k.kind, m.c.role, c.c.title, c.c.key,
@@ -191,6 +200,9 @@ def search(conn: sa.Connection, scope: Scope, query: str, *, role: str | None = 
     rows = conn.execute(statement.limit(limit + 1) if limit is not None else statement).all()
     more = limit is not None and len(rows) > limit
     hits = [_hit(row, terms) for row in rows[:limit]]
+    if scoped is not None:  # hits in a shared prefix are in the fork's history too: named as the fork's
+        hits = [h.model_copy(update={"conversation_id": scoped.id, "title": scoped.title, "key": scoped.key})
+                for h in hits]
     return Page(hits, next_cursor=encode_key([1, query, offset + len(hits)]) if more else None)
 
 

@@ -204,3 +204,15 @@ def test_a_fork_and_a_truncate_of_its_parent_take_turns(store):
     truncated = "truncated" in outcomes
     assert truncated != bool(made)  # the first to commit decides: forks, or a shorter parent
     assert len(store.load(root)) == (5 if truncated else 10)
+
+
+def test_a_search_in_a_fork_finds_what_it_shares(store):
+    root = store.save([{"role": "user", "content": "capybara"}, {"role": "assistant", "content": "wombat"},
+                       {"role": "user", "content": "platypus"}])
+    fork = store.fork(root, 2, title="branch")
+    store.append(fork, [{"role": "user", "content": "quetzal"}])
+    assert [(h.conversation_id, h.seq, h.title) for h in store.search("capybara", conversation_id=fork)] == \
+        [(fork, 0, "branch")]  # in the prefix it shares: part of its history, named as its own
+    assert store.search("quetzal", conversation_id=fork) and not store.search("quetzal", conversation_id=root)
+    assert not store.search("platypus", conversation_id=fork)  # after the fork point: the parent's alone
+    assert [h.conversation_id for h in store.search("capybara")] == [root]  # unscoped: once, where it is
