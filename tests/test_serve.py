@@ -154,6 +154,18 @@ def test_export_downloads_parse_in_every_format(store, client, fmt):
     assert json.loads(response.content) == json.loads(store_io.dumps(store.load(cid, format=fmt)))
 
 
+def test_list_formats_download_streamed_in_parts(store, client, monkeypatch):
+    from store.web import app as web_app
+
+    monkeypatch.setattr(web_app, "EXPORT_CHUNK", 3)  # parts of 3 messages: many of them
+    more = [{"role": "user", "content": f"more {i}"} for i in range(10)]
+    cid = store.save(SAMPLES["openai"] + more, format="openai")
+    for fmt in ("openai", "autogen"):
+        response = client.get(f"/c/{cid}/export/{fmt}/download")
+        assert response.status_code == 200 and "content-length" not in response.headers  # streamed
+        assert json.loads(response.content) == json.loads(store_io.dumps(store.load(cid, format=fmt)))
+
+
 def test_export_page_shows_the_loss_report(store, client):
     cid = store.save(SAMPLES["openai"], format="openai")
     page = client.get(f"/c/{cid}").text

@@ -11,6 +11,7 @@ the templates, and even a payload that slipped through could not run.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from starlette.applications import Starlette
 from starlette.datastructures import MutableHeaders
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
@@ -28,6 +29,7 @@ from starlette.types import ASGIApp, Message as ASGIMessage, Receive, Scope, Sen
 from .. import io
 from ..errors import InputError, NotFoundError
 from ..formats import FORMATS, Loss, get_format
+from ..streaming import STREAM_WRITES
 from ..repository import ConversationStore
 from . import data, present
 from .pages import conversation_page, page_start
@@ -37,6 +39,8 @@ LIST_PAGE = 50
 """Conversations (and tool calls) on one page of their lists."""
 SEARCH_PAGE = 20
 """Search hits shown above the list."""
+EXPORT_CHUNK = 5000
+"""Messages read at a time by a streamed export download."""
 STATUSES = ("pending", "answered", "error")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -108,6 +112,14 @@ def _int(request: Request, name: str, default: int | None = None, *, low: int = 
     return number
 
 
+def _json_array(items: Iterator[Any]) -> Iterator[bytes]:
+    """A JSON array written item by item (numbers exactly as ``store.io.dumps`` writes them)."""
+    yield b"["
+    for i, item in enumerate(items):
+        yield (b",\n" if i else b"\n") + io.dumps(item).encode()
+    yield b"\n]\n"
+
+
 class _Views:
     """The route handlers. They are plain functions, which Starlette runs in its thread
     pool: the store's calls block."""
@@ -168,9 +180,12 @@ class _Views:
     def download(self, request: Request) -> Response:
         cid, target = request.path_params["cid"], get_format(request.path_params["format"]).name
         info = self.store.info(cid)
-        body = io.dumps(self.store.load(info.id, format=target))
-        disposition = f'attachment; filename="{info.id}.{target}.json"'  # both checked above: no quotes
-        return Response(body, media_type="application/json", headers={"content-disposition": disposition})
+        headers = {"content-disposition": f'attachment; filename="{info.id}.{target}.json"'}  # checked: no quotes
+        if target in STREAM_WRITES:  # a list of messages: streamed part by part, in bounded memory
+            parts = _json_array(self.store.export(info.id, format=target, chunk=EXPORT_CHUNK))
+            return StreamingResponse(parts, media_type="application/json", headers=headers)
+        return Response(io.dumps(self.store.load(info.id, format=target)), media_type="application/json",
+                        headers=headers)
 
     def tool_calls(self, request: Request) -> Response:
         params = request.query_params
