@@ -23,6 +23,16 @@ _link = _link.union_all(sa.select(_parent.c.id, _parent.c.parent_id, _parent.c.f
 _CHAIN = Prepared(sa.select(_link).order_by(_link.c.depth))
 
 
+def chain_for(conn: sa.Connection, conversation_id: str, parent_id: str | None) -> Chain:
+    """The conversation's chain: read for a fork, its own single segment otherwise (no statement)."""
+    return [(conversation_id, 0, END)] if parent_id is None else chain_of(conn, conversation_id)
+
+
+def within(chain: Chain, start: int, stop: int = END) -> Chain:
+    """The segments of ``chain`` clipped to ``start <= seq < stop``, empty ones left out."""
+    return [(owner, max(lo, start), min(hi, stop)) for owner, lo, hi in chain if max(lo, start) < min(hi, stop)]
+
+
 def chain_of(conn: sa.Connection, conversation_id: str) -> Chain:
     """The segments of a conversation and its ancestors (one recursive statement)."""
     segments, hi = [], END

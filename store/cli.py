@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import chain, islice
 from contextlib import contextmanager
 from datetime import datetime
@@ -22,6 +22,7 @@ except ImportError:  # pragma: no cover
 from . import io, render, usage as usage_
 from .errors import AmbiguousToolCallError, ConvstoreError, InputError
 from .formats import FORMATS, Loss, convert as convert_messages, detect, read
+from .model import Page
 from . import search as search_
 from .toolcalls import DEFAULT_PAGE
 from .repository import DEFAULT_NAMESPACE, ConversationStore
@@ -282,12 +283,17 @@ def tool_calls(
     with ctx.obj.store() as s:
         records = s.find_tool_calls(name=name, status=status, conversation_id=conversation,  # type: ignore[arg-type]
                                     limit=limit, cursor=cursor)
+    _page_out(records, json, render.tool_call_table)
+
+
+def _page_out(page: Page[Any], json: bool, table: Callable[[Any, Console], None]) -> None:
+    """A page as a table (or a JSON list); the next page's cursor, if any, on standard error."""
     if json:
-        _emit([r.model_dump(mode="json") for r in records], None)
+        _emit([item.model_dump(mode="json") for item in page], None)
     else:
-        render.tool_call_table(records, out)
-    if records.next_cursor is not None:
-        err.print(f"next page: --cursor {records.next_cursor}", highlight=False)
+        table(page, out)
+    if page.next_cursor is not None:
+        err.print(f"next page: --cursor {page.next_cursor}", highlight=False)
 
 
 def _meta(pairs: list[str]) -> dict[str, Any]:
@@ -343,12 +349,7 @@ def list_(
     with ctx.obj.store() as s:
         infos = s.list_conversations(**filters, order_by=f"{sort}_at", descending=not oldest_first,
                                      limit=limit, cursor=cursor)
-    if json:
-        _emit([i.model_dump(mode="json") for i in infos], None)
-    else:
-        render.conversation_table(infos, out)
-    if infos.next_cursor is not None:
-        err.print(f"next page: --cursor {infos.next_cursor}", highlight=False)
+    _page_out(infos, json, render.conversation_table)
 
 
 @app.command()
@@ -385,12 +386,7 @@ def search(
     with ctx.obj.store() as s:
         hits = s.search(query, role=role, kind=kind, conversation_id=conversation, metadata=_meta(meta) or None,
                         limit=limit, cursor=cursor)
-    if json:
-        _emit([h.model_dump(mode="json") for h in hits], None)
-    else:
-        render.search_hits(hits, out)
-    if hits.next_cursor is not None:
-        err.print(f"next page: --cursor {hits.next_cursor}", highlight=False)
+    _page_out(hits, json, render.search_hits)
 
 
 @app.command()

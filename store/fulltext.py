@@ -43,8 +43,9 @@ TEXT_SQL = {
 KINDS_SQL = "blocks.kind IN (" + ", ".join(f"'{k}'" for k in sorted(SEARCHED)) + ")"
 """The searched kinds as a literal predicate: PostgreSQL's partial index is on it."""
 
-_FTS = sa.table("search_fts", sa.column("rowid"), sa.column("body"), sa.column("search_fts"))
-_ON_BLOCK = sa.and_(blocks_t.c.conversation_id == search_t.c.conversation_id, blocks_t.c.seq == search_t.c.seq,
+FTS = sa.table("search_fts", sa.column("rowid"), sa.column("body"), sa.column("rank"), sa.column("search_fts"))
+"""SQLite's FTS5 table (revision 0006)."""
+ON_BLOCK = sa.and_(blocks_t.c.conversation_id == search_t.c.conversation_id, blocks_t.c.seq == search_t.c.seq,
                     blocks_t.c.position == search_t.c.position)
 
 
@@ -57,9 +58,9 @@ def _entries(*where: Any, delete: bool) -> sa.Insert:
     columns = [sa.literal_column("search.rowid"), text]
     if delete:  # FTS5's delete command: removes the entry with this rowid and exactly this text
         columns.insert(0, sa.literal_column("'delete'"))
-    selected = sa.select(*columns).select_from(search_t.join(blocks_t, _ON_BLOCK)).where(*where)
+    selected = sa.select(*columns).select_from(search_t.join(blocks_t, ON_BLOCK)).where(*where)
     names = ["search_fts", "rowid", "body"] if delete else ["rowid", "body"]
-    return sa.insert(_FTS).from_select(names, selected)
+    return sa.insert(FTS).from_select(names, selected)
 
 
 # An append runs this: compiled once, on the driver's cursor (see store.prepared).

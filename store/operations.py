@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict
 
 from . import fulltext, rows
-from .chains import END as _END, Chain, chain_of
+from .chains import END as _END, Chain, chain_for, chain_of, within
 from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, blob_refs, from_utc, messages_from_rows
 from .errors import ConversationNotFoundError, InputError, SharedHistoryError
 from .limits import Limits
@@ -391,7 +391,7 @@ def get_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, la
     """At most four statements, whatever the length: the conversation's row with the
     window's start, its messages, their blocks (a key range scan each), and their binary payloads."""
     found, start = locate(conn, scope, conversation_id, last)
-    chain = None if found.parent_id is None else chain_of(conn, found.id)
+    chain = chain_for(conn, found.id, found.parent_id)
     msgs = _messages(conn, conversation_id, start, windowed=last is not None, chain=chain)
     return Conversation(id=found.id, namespace=found.namespace, title=found.title,
                         created_at=found.created_at, metadata=found.metadata or {}, messages=msgs)
@@ -420,17 +420,14 @@ def fetch_rows(conn: sa.Connection, conversation_id: str, start: int, windowed: 
                ) -> tuple[list[list[Any]], list[list[Any]], dict[str, bytes]]:
     """The message rows from ``start`` on, their block rows (``seq`` first) and the blobs
     they use: three statements at most, per segment of ``chain`` for a fork."""
-    stop = _END if stop is None else stop
     msgs: list[list[Any]] = []
     blocks: list[list[Any]] = []
     found: dict[str, bytes] = {}
-    for owner, lo, hi in chain or [(conversation_id, 0, _END)]:
-        if max(start, lo) < min(stop, hi):
-            params = {"cid": owner, "start": max(start, lo), "stop": min(stop, hi)}
-            msgs += _MESSAGE_ROWS.run(conn, **params)
-            part = _BLOCK_ROWS.run(conn, **params)
-            blocks += part
-            found.update(blobs(conn, owner, part, everything=not windowed, offset=1))
+    for owner, lo, hi in within(chain or [(conversation_id, 0, _END)], start, _END if stop is None else stop):
+        msgs += _MESSAGE_ROWS.run(conn, cid=owner, start=lo, stop=hi)
+        part = _BLOCK_ROWS.run(conn, cid=owner, start=lo, stop=hi)
+        blocks += part
+        found.update(blobs(conn, owner, part, everything=not windowed, offset=1))
     return msgs, blocks, found
 
 
@@ -442,18 +439,17 @@ def _messages(conn: sa.Connection, conversation_id: str, start: int, windowed: b
 def _window(conn: sa.Connection, chain: Chain, first: int) -> int:
     """Where a fork's window from ``first`` starts, its shared prefix included (per segment)."""
     m, starts = messages_t, [first]
-    for owner, lo, hi in chain:
-        if hi > first:
-            starts.append(conn.execute(sa.select(sa.func.min(m.c.window_start)).where(
-                m.c.conversation_id == owner, m.c.seq >= max(first, lo), m.c.seq < hi)).scalar() or first)
+    for owner, lo, hi in within(chain, first):
+        starts.append(conn.execute(sa.select(sa.func.min(m.c.window_start)).where(
+            m.c.conversation_id == owner, m.c.seq >= lo, m.c.seq < hi)).scalar() or first)
     return min(starts)
 
 
 def messages_between(conn: sa.Connection, scope: Scope, conversation_id: str, start: int, stop: int) -> list[Message]:
     """The canonical messages with ``start <= seq < stop``."""
     found = require(conn, scope, conversation_id)
-    chain = chain_of(conn, found.id) if found.parent_id else None
-    return _messages(conn, conversation_id, start, windowed=True, stop=stop, chain=chain)
+    return _messages(conn, conversation_id, start, windowed=True, stop=stop,
+                     chain=chain_for(conn, found.id, found.parent_id))
 
 
 def blobs(conn: sa.Connection, conversation_id: str, block_rows_: Sequence[Any],

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
 from . import bulk, fulltext, links
-from .chains import chain_of
+from .chains import END, chain_of, within
 from .codec import BlobSink, block_rows, message_rows
 from .gcpause import paused_gc
 from .limits import Budget, Limits
@@ -37,9 +37,10 @@ def insert_chunk(conn: sa.Connection, limits: Limits, conversation_id: str, msgs
                   first_seq: int, fresh: bool, index_base: int) -> None:
     known = {} if fresh else _known_calls(conn, conversation_id, links.referenced_call_ids(msgs))
     lo = links.earliest_open_call(msgs, known)
-    prior = {} if lo is None else dict(_PRIOR_STARTS.run(conn, cid=conversation_id, lo=lo))
+    prior = {} if lo is None else dict(_PRIOR_STARTS.run(conn, cid=conversation_id, lo=lo, hi=END))
     if lo is not None and len(prior) < first_seq - lo:  # a fork answering a call of its shared prefix
-        prior = _prior_starts(conn, conversation_id, lo)
+        prior = {seq: start for owner, low, high in within(chain_of(conn, conversation_id), lo)
+                 for seq, start in _PRIOR_STARTS.run(conn, cid=owner, lo=low, hi=high)}
     rows = chunk_rows(limits, conversation_id, msgs, first_seq=first_seq, index_base=index_base,
                       known=known, prior_starts=prior, search=fulltext.rows_for(conn.dialect))
     write_rows(conn, conversation_id, rows, fresh=fresh)
@@ -98,16 +99,8 @@ def write_rows(conn: sa.Connection, conversation_id: str, rows: ChunkRows, *, fr
 
 
 _PRIOR_STARTS = Prepared(sa.select(messages_t.c.seq, messages_t.c.window_start).where(
-    messages_t.c.conversation_id == sa.bindparam("cid"), messages_t.c.seq >= sa.bindparam("lo")))
-def _prior_starts(conn: sa.Connection, conversation_id: str, lo: int) -> dict[int, int]:
-    m, found = messages_t, {}
-    for owner, start, stop in chain_of(conn, conversation_id):
-        if stop > lo:
-            found.update(conn.execute(sa.select(m.c.seq, m.c.window_start).where(
-                m.c.conversation_id == owner, m.c.seq >= max(lo, start), m.c.seq < stop)).all())
-    return found
-
-
+    messages_t.c.conversation_id == sa.bindparam("cid"), messages_t.c.seq >= sa.bindparam("lo"),
+    messages_t.c.seq < sa.bindparam("hi")))
 _LINK_RESULT = Prepared(
     tool_calls_t.update().where(tool_calls_t.c.conversation_id == sa.bindparam("cid"),
                                 tool_calls_t.c.call_id == sa.bindparam("call"))

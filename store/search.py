@@ -22,7 +22,7 @@ from sqlalchemy.dialects import mysql
 from pydantic import BaseModel
 
 from . import fulltext
-from .chains import END, chain_of
+from .chains import chain_for
 from .codec import SEARCHED
 from .errors import ConversationNotFoundError, InputError
 from .listing import metadata_clause
@@ -116,9 +116,6 @@ def _pg_config(conn: sa.Connection) -> str:
     return found[1] if found else "english"
 
 
-_FTS = sa.table("search_fts", sa.column("rowid"), sa.column("rank"))
-
-
 @dataclass(frozen=True)
 class _Engine:
     """A backend's way to match: what to select from, the keyed table (``search`` or
@@ -132,12 +129,11 @@ class _Engine:
 
 
 def _engine(conn: sa.Connection, terms: list[Term]) -> _Engine:
-    dialect, s, b = conn.dialect.name, search_t, blocks_t
-    on_block = sa.and_(b.c.conversation_id == s.c.conversation_id, b.c.seq == s.c.seq, b.c.position == s.c.position)
+    dialect, s, b, fts = conn.dialect.name, search_t, blocks_t, fulltext.FTS
     if dialect == "sqlite":
-        source = _FTS.join(s, sa.literal_column("search.rowid") == _FTS.c.rowid).join(b, on_block)
+        source = fts.join(s, sa.literal_column("search.rowid") == fts.c.rowid).join(b, fulltext.ON_BLOCK)
         match = sa.literal_column("search_fts").op("MATCH")(sa.bindparam("q", _fts5(terms)))
-        return _Engine(source, s, [match], -_FTS.c.rank, sa.literal_column(fulltext.TEXT_SQL["sqlite"]))
+        return _Engine(source, s, [match], -fts.c.rank, sa.literal_column(fulltext.TEXT_SQL["sqlite"]))
     if dialect == "postgresql":
         config = sa.literal_column(f"'{_pg_config(conn)}'::regconfig")
         query = sa.func.to_tsquery(config, sa.bindparam("q", _tsquery(terms)))
@@ -179,15 +175,13 @@ def search(conn: sa.Connection, scope: Scope, query: str, *, role: str | None = 
     if kind is not None:
         where.append(k.kind == kind)
     scoped = None
-    if conversation_id is not None:
+    if conversation_id is not None:  # its own rows, and a fork's shared prefix where its ancestors hold it
         try:
             scoped = require(conn, scope, conversation_id)
         except ConversationNotFoundError:  # as find_tool_calls: no such conversation, nothing in it
             return Page()
-    if scoped is not None:  # its own rows, and a fork's shared prefix where its ancestors hold it
-        chain = chain_of(conn, scoped.id) if scoped.parent_id else [(scoped.id, 0, END)]
         where.append(sa.or_(*(sa.and_(k.conversation_id == owner, k.seq >= lo, k.seq < hi)
-                              for owner, lo, hi in chain)))
+                              for owner, lo, hi in chain_for(conn, scoped.id, scoped.parent_id))))
     for i, (name, value) in enumerate((metadata or {}).items()):
         where.append(metadata_clause(conn.dialect.name, i, name, value))
     columns = [k.conversation_id, k.seq, k.position, k.kind, m.c.role, c.c.title, c.c.key,

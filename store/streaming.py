@@ -17,7 +17,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .chains import END, chain_of
+from .chains import chain_for
 from .formats import detect, get_format, read
 from .model import Message
 from .operations import Scope, messages_t, require
@@ -65,7 +65,7 @@ def safe_cuts(conn: sa.Connection, scope: Scope, conversation_id: str, size: int
     whole conversation is quadratic on MariaDB)."""
     found = require(conn, scope, conversation_id)
     m, reaching = messages_t, []
-    for owner, lo, hi in chain_of(conn, found.id) if found.parent_id else [(found.id, 0, END)]:
+    for owner, lo, hi in chain_for(conn, found.id, found.parent_id):
         reaching += conn.execute(
             sa.select(m.c.window_start, m.c.seq)
             .where(m.c.conversation_id == owner, m.c.window_start < m.c.seq, m.c.seq >= lo, m.c.seq < hi)
