@@ -267,7 +267,8 @@ class AsyncConversationStore(StoreBase):
         """The conversation in ``format`` (``last=N``: the recent window, widened to keep
         tool calls with their results)."""
         target = self._target(format)
-        return self._output(await self.load_messages(conversation_id, last=last), target, strict, on_loss)
+        items, msgs = await self._run(False, ops.load, conversation_id, last, target)
+        return items if items is not None else self._output(msgs, target, strict, on_loss)
 
     async def export(self, conversation_id: str, format: str | None = None, *, strict: bool = False,
                      on_loss: Callable[[Loss], None] | None = None,
@@ -282,8 +283,8 @@ class AsyncConversationStore(StoreBase):
         async with self._connection(False) as conn:
             start = 0
             for stop in await conn.run_sync(streaming.safe_cuts, self.scope, conversation_id, chunk):
-                part = await conn.run_sync(ops.messages_between, self.scope, conversation_id, start, stop)
-                for value in self._export_part(part, start, target, strict, on_loss):
+                items, part = await conn.run_sync(ops.part, self.scope, conversation_id, start, stop, target)
+                for value in items if items is not None else self._export_part(part, start, target, strict, on_loss):
                     yield value
                 start = stop
 

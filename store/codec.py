@@ -222,9 +222,10 @@ _MESSAGE_TEXT = ("source_role", "name", "source_format", "source_type", "externa
 
 
 def message_rows(dumped: Sequence[dict[str, Any]], *, conversation_id: str, first_seq: int,
-                 window_starts: Sequence[int], budgets: Sequence[Budget]) -> list[dict[str, Any]]:
+                 window_starts: Sequence[int], budgets: Sequence[Budget],
+                 docs: Sequence[str | None]) -> list[dict[str, Any]]:
     rows = []
-    for i, (dump, start, budget) in enumerate(zip(dumped, window_starts, budgets)):
+    for i, (dump, start, budget, doc) in enumerate(zip(dumped, window_starts, budgets, docs)):
         try:
             created_at, offset = to_utc(dump.get("created_at"))
         except OverflowError:  # 9999-12-31T23:00-05:00 has no UTC time within datetime's range
@@ -236,6 +237,7 @@ def message_rows(dumped: Sequence[dict[str, Any]], *, conversation_id: str, firs
             "usage": None if (usage := dump.get("usage")) is None else budget.json("usage", usage),
             "metadata": None if (meta := dump.get("metadata")) is None else budget.json("metadata", meta),
             "extras": None if (extras := dump.get("extras")) is None else budget.json("extras", extras),
+            "doc": doc,
         }
         for field in _MESSAGE_TEXT:
             value = dump.get(field)

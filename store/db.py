@@ -38,6 +38,11 @@ _ASYNC_DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+psycop
                   "mariadb": "mariadb+asyncmy"}
 _SYNC_ONLY = {"pysqlite", "pymysql", "mysqldb", "psycopg2"}
 SQLITE_BUSY_TIMEOUT_S = 60.0
+SQLITE_PAGE_SIZE = 16384
+"""For a new SQLite file (an existing one keeps its own). Tables keyed by conversation are
+WITHOUT ROWID: on 4 KiB pages a row above ~1 KiB (a long text block, a message's stored
+document) spills into an overflow page of its own; 16 KiB pages keep rows up to ~4 KiB inline
+(a 20k-message conversation of the benchmark: 2,327 instead of 3,201 bytes a message)."""
 
 
 def migrations_dir() -> Path:
@@ -202,6 +207,7 @@ def _configure_sqlite(engine: sa.Engine) -> None:
         cursor = dbapi_conn.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
         cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute(f"PRAGMA page_size = {SQLITE_PAGE_SIZE}")  # a new file only: before WAL
         cursor.execute("PRAGMA journal_mode = WAL")
         cursor.execute("PRAGMA synchronous = FULL")
         cursor.close()

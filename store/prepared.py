@@ -91,6 +91,12 @@ class Prepared:
         rows = driver_execute(conn, compiled.sql, compiled.params(params), fetch=compiled.returns)
         return compiled.rows(rows)
 
+    def column(self, conn: sa.Connection, **params: Any) -> list[Any]:
+        """Execute once; the first column of the result rows, as the driver gives it (for
+        a column whose type converts nothing)."""
+        compiled = _compile(self, conn.dialect)
+        return [row[0] for row in driver_execute(conn, compiled.sql, compiled.params(params), fetch=True)]
+
     def run_many(self, conn: sa.Connection, params: Sequence[dict[str, Any]]) -> None:
         """Execute once per parameter set, in one ``executemany``."""
         if params:

@@ -340,8 +340,9 @@ class ConversationStore(StoreBase):
         express goes to ``on_loss``; ``strict`` makes it an error.
         """
         target = self._target(format)
-        with paused_gc():  # one pause from reading to converting: see store.gcpause
-            return self._output(self.load_messages(conversation_id, last=last), target, strict, on_loss)
+        with self._connect() as conn, paused_gc():  # one pause from reading to converting: see store.gcpause
+            items, msgs = ops.load(conn, self.scope, conversation_id, last, target)
+            return items if items is not None else self._output(msgs, target, strict, on_loss)
 
     def export(self, conversation_id: str, format: str | None = None, *, strict: bool = False,
                on_loss: Callable[[Loss], None] | None = None, chunk: int = streaming.CHUNK) -> Iterator[Any]:
@@ -355,8 +356,8 @@ class ConversationStore(StoreBase):
         with self._connect() as conn:
             start = 0
             for stop in streaming.safe_cuts(conn, self.scope, conversation_id, chunk):
-                part = ops.messages_between(conn, self.scope, conversation_id, start, stop)
-                yield from self._export_part(part, start, target, strict, on_loss)
+                items, part = ops.part(conn, self.scope, conversation_id, start, stop, target)
+                yield from items if items is not None else self._export_part(part, start, target, strict, on_loss)
                 start = stop
 
     def load_messages(self, conversation_id: str, *, last: int | None = None) -> list[Message]:

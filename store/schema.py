@@ -1,4 +1,4 @@
-"""The relational schema: typed ORM rows over seven tables (revision 0007).
+"""The relational schema: typed ORM rows over seven tables (revision 0008).
 
 Hybrid rows: what users query (kind, text, call id, tool name, media type,
 sequence) is a real column; the rest of a block goes into a JSON ``payload``.
@@ -214,6 +214,8 @@ LongText = SafeText().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
 LongBlob = sa.LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
 Timestamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
 Name = SafeString(255)
+DocText = sa.Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
+"""JSON text as orjson writes it: never a raw NUL, so no escaping on PostgreSQL."""
 
 
 class Base(DeclarativeBase):
@@ -299,6 +301,10 @@ class MessageRow(Base):
     usage: Mapped[dict[str, Any] | None]
     meta: Mapped[dict[str, Any] | None] = mapped_column("metadata")
     extras: Mapped[dict[str, Any] | None]
+    doc: Mapped[str | None] = mapped_column(DocText)
+    """The message as its source format writes it, JSON items separated by commas, where
+    that format writes messages one by one (``store.docs``): what a load in that format
+    returns without building canonical models. NULL: the load writes it from the rest."""
 
 
 class BlockRow(Base):

@@ -80,15 +80,18 @@ def test_load_is_a_fixed_number_of_statements(database_url, namespace):
         counts = []
         for n in (10, 300):  # with an image: the blobs are the fourth statement
             cid = await s.save(copy.deepcopy(OPENAI_CHAT) + chat(n))
-            for last in (None, 20):
-                counter.statements.clear()
-                await s.load(cid, last=last)
-                counts.append(counter.count())
+            for fmt in ("qwen", "openai"):
+                for last in (None, 20):
+                    counter.statements.clear()
+                    await s.load(cid, fmt, last=last)
+                    counts.append(counter.count())
         return counts
 
-    full_10, window_10, full_300, window_300 = run(test, database_url, namespace)
+    full_10, window_10, stored_10, stored_window_10, full_300, window_300, *stored_300 = run(
+        test, database_url, namespace)
     assert full_10 == full_300 == window_10 == 4
     assert window_300 == 3  # its last 20 hold no image: no blob query
+    assert [stored_10, stored_window_10] == stored_300 == [2, 2]  # in the stored format: the row, the documents (store.docs)
 
 
 def test_windows_keep_calls_with_results(database_url, namespace):

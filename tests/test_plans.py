@@ -33,12 +33,14 @@ def test_load_reads_each_table_by_a_range_of_its_key_even_with_stale_statistics(
         cid = s.save(_conversation(3000), "openai")  # newer than the statistics
         sa.event.listen(s.engine, "before_cursor_execute",
                         lambda conn, cursor, statement, params, *_: seen.append((statement, params)))
-        assert len(s.load(cid, "openai")) == 3000
-        reads = [(st, p) for st, p in seen if st.startswith(("SELECT messages.seq", "SELECT blocks.seq"))]
+        assert len(s.load(cid, "qwen")) == 3000  # the canonical path: messages, then blocks
+        assert len(s.load(cid, "openai")) == 3000  # the stored documents (store.docs)
+        reads = [(st, p) for st, p in seen
+                 if st.startswith(("SELECT messages.seq", "SELECT blocks.seq", "SELECT messages.doc"))]
         with s.engine.connect() as conn:
             plans = ["\n".join(r[0] for r in conn.exec_driver_sql("EXPLAIN " + st, p)) for st, p in reads]
-    assert len(plans) == 2, reads
-    for plan, index in zip(plans, ("pk_messages", "pk_blocks")):
+    assert len(plans) == 3, reads
+    for plan, index in zip(plans, ("pk_messages", "pk_blocks", "pk_messages")):
         assert "Nested Loop" not in plan and "Join" not in plan and "Sort" not in plan, plan
         assert plan.count(index) == 1, plan
 

@@ -184,12 +184,17 @@ def test_load_uses_a_fixed_number_of_statements(store, statements):
     short = store.save(copy.deepcopy(OPENAI_CHAT))
     long = store.save(chat(300) + copy.deepcopy(OPENAI_CHAT))
     counts = {}
-    for name, cid, last in (("short", short, None), ("long", long, None), ("short-last", short, 5), ("long-last", long, 5)):
-        statements.statements.clear()
-        store.load(cid, last=last)
-        counts[name] = statements.count()
-    assert counts["short"] == counts["long"] == 4  # conversation and window, messages, blocks, blobs
-    assert counts["short-last"] == counts["long-last"] == 3  # no image in the last 5: no blob query
+    for fmt in ("openai", "qwen"):
+        for name, cid, last in (("short", short, None), ("long", long, None),
+                                ("short-last", short, 5), ("long-last", long, 5)):
+            statements.statements.clear()
+            store.load(cid, fmt, last=last)
+            counts[fmt, name] = statements.count()
+    # in the stored format: conversation and window, the messages' documents (store.docs)
+    assert {counts["openai", name] for name in ("short", "long", "short-last", "long-last")} == {2}
+    # in another: conversation and window, messages, blocks, blobs
+    assert counts["qwen", "short"] == counts["qwen", "long"] == 4
+    assert counts["qwen", "short-last"] == counts["qwen", "long-last"] == 3  # no image in the last 5: no blob query
 
 
 # --- tool calls ------------------------------------------------------------------

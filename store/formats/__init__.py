@@ -44,11 +44,14 @@ class Format:
     description: str
     to_canonical_stream: Callable[[Iterable[list[Any]]], Iterator[list[Message]]] | None = None
     """``to_canonical`` chunk by chunk, for formats that can read message by message."""
+    per_message: bool = False
+    """Whether ``from_canonical`` writes each message on its own (the items of a list are
+    the concatenation of its messages' items): such messages keep a stored document (``store.docs``)."""
 
     @classmethod
     def from_module(cls, module: ModuleType, description: str) -> Format:
         return cls(module.NAME, module.to_canonical, module.from_canonical, module.looks_like, description,
-                   getattr(module, "to_canonical_stream", None))
+                   getattr(module, "to_canonical_stream", None), getattr(module, "PER_MESSAGE", False))
 
 
 _ADAPTERS: tuple[tuple[ModuleType, str], ...] = (

@@ -20,6 +20,8 @@ from ..model import Message
 from ._common import message_list, unknown_fields, b64decode_exact, parse_data_uri, parse_json, validate
 
 NAME = "openai"
+PER_MESSAGE = True
+"""The writer writes each message on its own (``store.docs``)."""
 
 
 class _Open(BaseModel):

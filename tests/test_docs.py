@@ -1,0 +1,118 @@
+"""Stored documents (``store.docs``, revision 0008): a load in the format a message came in
+reads the document kept with it, and gives exactly what the canonical path gives."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pytest
+import sqlalchemy as sa
+
+from store import ConversationStore
+from store.docs import MAX_DOC
+from store.formats import write
+from tests.samples import OPENAI_CHAT, chat, tool_turn
+
+
+def canonical_path(store: ConversationStore, cid: str, fmt: str = "openai", last: int | None = None) -> list:
+    """What the load gives without documents: the canonical messages written in ``fmt``."""
+    return write(store.load_messages(cid, last=last), fmt)[0]
+
+
+def docs_of(store: ConversationStore, cid: str) -> list[str | None]:
+    with store.engine.connect() as conn:
+        return list(conn.execute(sa.text("SELECT doc FROM messages WHERE conversation_id = :c ORDER BY seq"),
+                                 {"c": cid.replace("-", "") if store.engine.dialect.name != "postgresql" else cid})
+                    .scalars())
+
+
+def forget_docs(store: ConversationStore) -> None:
+    """As rows stored before revision 0008: no documents."""
+    with store.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE messages SET doc = NULL"))
+
+
+def test_loads_from_documents_equal_the_canonical_path(store, statements):
+    cid = store.save(copy.deepcopy(OPENAI_CHAT) + chat(40) + tool_turn(99))
+    assert None not in docs_of(store, cid)
+    statements.statements.clear()
+    stored = store.load(cid, "openai")
+    assert statements.count() == 2  # the conversation and its window, the documents
+    assert stored == canonical_path(store, cid) == copy.deepcopy(OPENAI_CHAT) + chat(40) + tool_turn(99)
+    windows = [store.load(cid, "openai", last=n) for n in (0, 1, 3, 7)]
+    assert windows == [canonical_path(store, cid, last=n) for n in (0, 1, 3, 7)]
+    assert list(store.export(cid, "openai", chunk=7)) == stored
+    forget_docs(store)
+    assert store.load(cid, "openai") == stored  # rows without documents: the canonical path
+    assert [store.load(cid, "openai", last=n) for n in (0, 1, 3, 7)] == windows
+    assert list(store.export(cid, "openai", chunk=7)) == stored
+
+
+@pytest.mark.parametrize("odd", ["nan", "long integer", "empty call id", "too long", "no format"])
+def test_a_message_without_a_document_sends_the_load_the_canonical_way(store, odd):
+    """Whatever orjson would not read back exactly, what loses something when written, what
+    is too long or what has no source format keeps no document, and the load is still exact."""
+    message: dict = {"role": "user", "content": "odd one"}
+    fmt = "openai"
+    if odd == "nan":
+        message["weight"] = math.nan
+    elif odd == "long integer":
+        message["weight"] = 2**70
+    elif odd == "empty call id":
+        message = {"role": "assistant", "content": None,
+                   "tool_calls": [{"id": "", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+    elif odd == "too long":
+        message["content"] = "x" * (MAX_DOC + 1)
+    else:
+        message, fmt = {"role": "user", "content": [{"kind": "text", "text": "odd one"}]}, "canonical"
+    cid = store.save(chat(4))
+    store.append(cid, [message], format=fmt)
+    store.append(cid, [{"role": "user", "content": "after"}, {"role": "assistant", "content": "it"}])
+    assert [doc is None for doc in docs_of(store, cid)] == [False] * 4 + [True] + [False] * 2
+    losses: list = []
+    loaded = store.load(cid, "openai", on_loss=losses.append)
+    assert loaded[4].get("content") == message["content"] or odd == "no format"
+    if odd == "nan":
+        assert math.isnan(loaded[4]["weight"])
+    elif odd == "long integer":
+        assert loaded[4]["weight"] == 2**70 and isinstance(loaded[4]["weight"], int)
+    elif odd == "empty call id":
+        assert [loss.field for loss in losses] == ["tool_call.call_id"]  # reported as before
+    assert loaded == write(store.load_messages(cid), "openai")[0]
+    assert store.load(cid, "openai", last=2) == canonical_path(store, cid, last=2)  # past it: documents
+
+
+def test_messages_appended_in_another_format_are_written_from_their_rows(store):
+    cid = store.save(chat(4))
+    store.append(cid, [{"role": "user", "content": "from qwen"}], format="qwen")
+    assert docs_of(store, cid)[-1] is None  # qwen's writer carries state across messages
+    assert store.load(cid, "openai") == chat(4) + [{"role": "user", "content": "from qwen"}]
+    assert store.load(cid, "qwen") == canonical_path(store, cid, "qwen")
+
+
+def test_replace_pop_and_truncate_keep_documents_true(store):
+    cid = store.save(chat(6))
+    store.replace(cid, chat(3) + [{"role": "user", "content": "new"}])
+    assert store.load(cid, "openai") == chat(3) + [{"role": "user", "content": "new"}]
+    assert store.pop(cid, 1) == [{"role": "user", "content": "new"}]
+    store.truncate(cid, 2)
+    store.append(cid, [{"role": "user", "content": "again"}])
+    assert store.load(cid, "openai") == chat(2) + [{"role": "user", "content": "again"}]
+    assert None not in docs_of(store, cid)
+
+
+def test_a_fork_loads_its_shared_prefix_from_its_ancestors_documents(store, statements):
+    parent = store.save(chat(10))
+    fork = store.fork(parent, at=7)
+    store.append(fork, [{"role": "user", "content": "in the fork"}])
+    statements.statements.clear()
+    loaded = store.load(fork, "openai")
+    assert statements.count() == 4  # the row and window, the chain, the documents of each segment
+    assert loaded == chat(7) + [{"role": "user", "content": "in the fork"}] == canonical_path(store, fork)
+    assert store.load(fork, "openai", last=3) == canonical_path(store, fork, last=3)
+
+
+def test_strict_loads_from_documents(store):
+    cid = store.save(copy.deepcopy(OPENAI_CHAT))
+    assert store.load(cid, "openai", strict=True) == OPENAI_CHAT
