@@ -7,6 +7,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from store import ConversationStore, db, fulltext, operations as ops, rows
+from store.chains import END
 from store.codec import new_id
 from store.formats import read
 from store.gcpause import paused_gc
@@ -150,8 +151,9 @@ class SchemaBound(_OnStore):
     (``store.rows.chunk_rows``); ``ingest`` and ``append`` only send them through convstore's
     driver path (one executemany or COPY per table, the append's reservation, commit; the
     collector paused as convstore pauses it);
-    ``load`` / ``last`` run convstore's statements and stop at the raw rows. No validation,
-    no conversion, no link lookups (an appended result is not linked to its call)."""
+    ``load`` / ``last`` run convstore's statements and stop at the raw rows: the stored
+    documents of the range (``store.docs``), as a load in the stored format reads them. No
+    validation, no conversion, no link lookups (an appended result is not linked to its call)."""
 
     name = "convstore rows (bound)"
     kind = "bound"
@@ -189,8 +191,10 @@ class SchemaBound(_OnStore):
         store = self.store
         with paused_gc(), store.engine.connect() as conn:
             conn = conn.execution_options(**db.read_options(conn.dialect))
-            _, start = ops.locate(conn, store.scope, conversation, last)
-            return ops.fetch_rows(conn, conversation, start, windowed=last is not None)
+            found, start = ops.locate(conn, store.scope, conversation, last)
+            texts = ops.documents(conn, found, [(conversation, 0, END)], start, END, "openai")
+            assert texts is not None, "every message of the workload keeps a document"
+            return texts
 
 
 class _RowsWorkload(list):

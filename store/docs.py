@@ -19,30 +19,43 @@ from typing import Any
 import orjson
 
 from .errors import ConvstoreError
-from .exactjson import has_nonfinite, long_digits
-from .formats import FORMATS, write
+from .exactjson import has_nonfinite
+from .formats import FORMATS, NEEDS_CALL_IDS, Losses
+from .formats._ids import missing_ids
 from .model import Message
 
 MAX_DOC = 256 * 1024
 """The longest document kept (bytes of JSON): beyond it the JSON parse is the whole cost
 either way, and a row stays far below MariaDB's packet limit."""
 
-PER_MESSAGE = frozenset(name for name, fmt in FORMATS.items() if fmt.per_message)
+_WRITERS = {name: fmt.write_message for name, fmt in FORMATS.items() if fmt.write_message is not None}
+PER_MESSAGE = frozenset(_WRITERS)
 """The formats whose messages get a document."""
 
 
-def document(msg: Message) -> str | None:
-    """``msg`` as its source format writes it: JSON items separated by commas (a message
-    may write none or several), or None where the canonical path has to write it."""
-    if msg.source_format not in PER_MESSAGE:
+def documents(msgs: Sequence[Message]) -> list[str | None]:
+    """Each message as its source format writes it: JSON items separated by commas (a
+    message may write several), or None where the canonical path has to write it."""
+    sinks: dict[str, Losses] = {}
+    return [_document(msg, index, sinks) for index, msg in enumerate(msgs)]
+
+
+def _document(msg: Message, index: int, sinks: dict[str, Losses]) -> str | None:
+    name = msg.source_format
+    write = _WRITERS.get(name)  # type: ignore[arg-type]
+    if write is None or (name in NEEDS_CALL_IDS and missing_ids([msg])):  # ids made up at export
         return None
+    losses = sinks.setdefault(name, Losses(name))  # type: ignore[arg-type]
+    reported = len(losses)
     try:
-        items, losses = write([msg], msg.source_format)
+        items = write(msg, index, losses)
         data = orjson.dumps(items)
-    except (ConvstoreError, orjson.JSONEncodeError):  # e.g. an integer beyond 64 bits
+    except (ConvstoreError, ValueError, TypeError, RecursionError):  # e.g. an integer beyond 64 bits
         return None
-    if len(losses) or len(data) > MAX_DOC or data == b"[]" or long_digits(data) or (b"null" in data and has_nonfinite(items)):
-        return None  # no item, or orjson wrote null for NaN or would read a long integer back as a float
+    # No item, a loss (reported by the canonical path only), too long, or orjson wrote null for NaN.
+    # Every integer orjson writes it reads back exactly: no check for those.
+    if len(losses) != reported or data == b"[]" or len(data) > MAX_DOC or (b"null" in data and has_nonfinite(items)):
+        return None
     return data[1:-1].decode()
 
 

@@ -20,7 +20,7 @@ from sqlalchemy.dialects import postgresql
 from . import bulk, fulltext, links
 from .chains import END, chain_of, within
 from .codec import BlobSink, block_rows, message_rows
-from .docs import document
+from .docs import documents
 from .gcpause import paused_gc
 from .limits import Budget, Limits
 from .model import MESSAGES, Message
@@ -78,7 +78,7 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message], *,
         plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
                           known=known or {}, prior_starts=prior_starts or {})
         rows = message_rows(dumped, conversation_id=conversation_id, first_seq=first_seq,
-                            window_starts=plan.window_starts, budgets=budgets, docs=[document(m) for m in msgs])
+                            window_starts=plan.window_starts, budgets=budgets, docs=documents(msgs))
         for budget in budgets:
             budget.check()
     return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates, searched)

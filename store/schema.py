@@ -1,7 +1,8 @@
 """The relational schema: typed ORM rows over seven tables (revision 0008).
 
 Hybrid rows: what users query (kind, text, call id, tool name, media type,
-sequence) is a real column; the rest of a block goes into a JSON ``payload``.
+sequence) is a real column; the rest of a block goes into a JSON ``payload``;
+a message of a format written message by message also keeps its ``doc`` (``store.docs``).
 Every table's primary key starts with ``conversation_id`` (the partition key)
 and addresses rows by their natural keys: a message by its position ``seq``, a
 block by ``(seq, position)``, a tool-call link by its call id; no surrogate ids,

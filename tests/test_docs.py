@@ -4,14 +4,17 @@ reads the document kept with it, and gives exactly what the canonical path gives
 from __future__ import annotations
 
 import copy
+import json
 import math
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
+import store
 from store import ConversationStore
-from store.docs import MAX_DOC
-from store.formats import write
+from store.docs import MAX_DOC, PER_MESSAGE
+from store.formats import FORMATS, read, write
 from tests.samples import OPENAI_CHAT, chat, tool_turn
 
 
@@ -116,3 +119,37 @@ def test_a_fork_loads_its_shared_prefix_from_its_ancestors_documents(store, stat
 def test_strict_loads_from_documents(store):
     cid = store.save(copy.deepcopy(OPENAI_CHAT))
     assert store.load(cid, "openai", strict=True) == OPENAI_CHAT
+
+
+def _sources() -> list[tuple[str, list]]:
+    """Every bundled sample and test fixture, as canonical messages."""
+    out = []
+    for folder in (Path(store.__file__).parent / "samples", Path(__file__).parent / "fixtures"):
+        for path in sorted(folder.glob("*.json")):
+            fmt = {"agentscope-java": "agentscope"}.get(path.stem, path.stem)
+            if fmt in FORMATS:
+                out.append((f"{folder.name}/{path.stem}", read(json.loads(path.read_text()), fmt)))
+    return out
+
+
+@pytest.mark.parametrize("target", sorted(PER_MESSAGE))
+def test_formats_with_documents_write_each_message_on_its_own(target):
+    """What ``store.docs`` relies on: a whole list written is its messages written one by one,
+    and a message written alone without a loss loses nothing in a list either."""
+    assert {"openai", "langchain"} <= PER_MESSAGE
+    for name, msgs in _sources():
+        whole, losses = write(msgs, target)
+        alone = [write([m], target) for m in msgs]
+        assert whole == [item for items, _ in alone for item in items], name
+        clean = {i for i, (items, lost) in enumerate(alone) if items and not len(lost)}
+        assert not clean & {loss.index for loss in losses}, name
+
+
+def test_a_langchain_conversation_loads_from_its_documents(store, statements):
+    msgs = json.loads((Path(__file__).parent / "fixtures" / "langchain.json").read_text())
+    cid = store.save(msgs, format="langchain")
+    assert None not in docs_of(store, cid)
+    statements.statements.clear()
+    loaded = store.load(cid, "langchain")
+    assert statements.count() == 2
+    assert loaded == canonical_path(store, cid, "langchain")

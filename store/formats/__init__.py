@@ -44,14 +44,15 @@ class Format:
     description: str
     to_canonical_stream: Callable[[Iterable[list[Any]]], Iterator[list[Message]]] | None = None
     """``to_canonical`` chunk by chunk, for formats that can read message by message."""
-    per_message: bool = False
-    """Whether ``from_canonical`` writes each message on its own (the items of a list are
-    the concatenation of its messages' items): such messages keep a stored document (``store.docs``)."""
+    write_message: Callable[[Message, int, Losses], list[Any]] | None = None
+    """One message's items (its index, where losses go), for formats whose ``from_canonical``
+    writes each message on its own, its output their concatenation: such messages keep a
+    stored document (``store.docs``)."""
 
     @classmethod
     def from_module(cls, module: ModuleType, description: str) -> Format:
         return cls(module.NAME, module.to_canonical, module.from_canonical, module.looks_like, description,
-                   getattr(module, "to_canonical_stream", None), getattr(module, "PER_MESSAGE", False))
+                   getattr(module, "to_canonical_stream", None), getattr(module, "write_message", None))
 
 
 _ADAPTERS: tuple[tuple[ModuleType, str], ...] = (

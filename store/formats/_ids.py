@@ -27,10 +27,15 @@ def _fresh(wanted: str, taken: set[str]) -> str:
     return found
 
 
+def missing_ids(messages: list[Message]) -> bool:
+    """Whether a call or result among ``messages`` has an empty id."""
+    return any(isinstance(b, _LINKED) and not b.call_id for m in messages for b in m.content)
+
+
 def fill_call_ids(messages: list[Message], losses: Losses, first: int = 0) -> list[Message]:
     """``messages`` with an id for every call and result whose id is empty (``first``: the
     index of ``messages[0]`` in its conversation, for a part of a streamed export)."""
-    if not any(isinstance(b, _LINKED) and not b.call_id for m in messages for b in m.content):
+    if not missing_ids(messages):
         return messages
     taken = {b.call_id for m in messages for b in m.content if isinstance(b, _LINKED)}
     waiting: list[tuple[str, str]] = []  # (made-up id, tool name) of calls without id, oldest first

@@ -318,4 +318,12 @@ def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, An
     return writer.finish()
 
 
+def write_message(msg: Message, index: int, losses: Losses) -> list[dict[str, Any]]:
+    """One message's items: ``from_canonical`` is their concatenation (``store.docs``); the
+    writer keeps nothing from one message to the next."""
+    writer = _Writer(losses)
+    writer.message(msg, index)
+    return writer.finish()
+
+
 assert set(CLASS_NAMES) == set(FULL_KEYS)  # every type has its class and its keys

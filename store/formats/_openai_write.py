@@ -205,3 +205,7 @@ def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, An
     for index, msg in enumerate(messages):
         out.extend(_message_out(msg, index, losses))
     return out
+
+
+write_message = _message_out
+"""One message's items: ``from_canonical`` is their concatenation (``store.docs``)."""

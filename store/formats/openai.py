@@ -20,8 +20,6 @@ from ..model import Message
 from ._common import message_list, unknown_fields, b64decode_exact, parse_data_uri, parse_json, validate
 
 NAME = "openai"
-PER_MESSAGE = True
-"""The writer writes each message on its own (``store.docs``)."""
 
 
 class _Open(BaseModel):
@@ -320,6 +318,6 @@ def looks_like(data: Any) -> bool:
     return bool(msgs) and all(_looks_like_message(m) for m in msgs)
 
 
-from ._openai_write import from_canonical  # noqa: E402  (the writer imports the names above)
+from ._openai_write import from_canonical, write_message  # noqa: E402  (the writer imports the names above)
 
 __all__ = ["NAME", "from_canonical", "looks_like", "to_canonical", "to_canonical_stream"]
