@@ -13,7 +13,7 @@ above :data:`MAX_DOC`, and every row stored before revision 0008.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import orjson
@@ -33,11 +33,13 @@ PER_MESSAGE = frozenset(_WRITERS)
 """The formats whose messages get a document."""
 
 
-def documents(msgs: Sequence[Message]) -> list[str | None]:
+def documents(msgs: Sequence[Message], skip: Collection[int] = ()) -> list[str | None]:
     """Each message as its source format writes it: JSON items separated by commas (a
-    message may write several), or None where the canonical path has to write it."""
+    message may write several), or None where the canonical path has to write it. ``skip``:
+    the indexes of messages holding a result that answers no call (``links.plan``), which the
+    writers report only in a list."""
     sinks: dict[str, Losses] = {}
-    return [_document(msg, index, sinks) for index, msg in enumerate(msgs)]
+    return [None if index in skip else _document(msg, index, sinks) for index, msg in enumerate(msgs)]
 
 
 def _document(msg: Message, index: int, sinks: dict[str, Losses]) -> str | None:

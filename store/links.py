@@ -31,6 +31,8 @@ class LinkPlan:
     inserts: list[dict[str, Any]] = field(default_factory=list)
     updates: list[dict[str, Any]] = field(default_factory=list)
     window_starts: list[int] = field(default_factory=list)
+    unanswered: set[int] = field(default_factory=set)
+    """Offsets of the messages holding a result that answers no call stored or written before it."""
 
 
 def referenced_call_ids(messages: Sequence[Message]) -> set[str]:
@@ -87,6 +89,8 @@ def plan(messages: Sequence[Message], *, conversation_id: str, first_seq: int, i
                     result.updates.append({"cid": conversation_id, "call": block.call_id, **answer})
                     stored.answered = True
                     earliest = min(earliest, stored.call_seq)
+                elif row is None and stored is None:
+                    result.unanswered.add(offset)
         start = seq if earliest == seq else min([earliest, *(starts[s] for s in range(earliest, seq))])
         starts[seq] = start
         result.window_starts.append(start)

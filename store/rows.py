@@ -78,7 +78,8 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message], *,
         plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
                           known=known or {}, prior_starts=prior_starts or {})
         rows = message_rows(dumped, conversation_id=conversation_id, first_seq=first_seq,
-                            window_starts=plan.window_starts, budgets=budgets, docs=documents(msgs))
+                            window_starts=plan.window_starts, budgets=budgets,
+                            docs=documents(msgs, skip=plan.unanswered))
         for budget in budgets:
             budget.check()
     return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates, searched)

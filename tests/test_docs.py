@@ -14,7 +14,7 @@ import sqlalchemy as sa
 import store
 from store import ConversationStore
 from store.docs import MAX_DOC, PER_MESSAGE
-from store.formats import FORMATS, read, write
+from store.formats import FORMATS, convert, read, write
 from tests.samples import OPENAI_CHAT, chat, tool_turn
 
 
@@ -141,8 +141,47 @@ def test_formats_with_documents_write_each_message_on_its_own(target):
         whole, losses = write(msgs, target)
         alone = [write([m], target) for m in msgs]
         assert whole == [item for items, _ in alone for item in items], name
-        clean = {i for i, (items, lost) in enumerate(alone) if items and not len(lost)}
+        clean = {i for i, (items, lost) in enumerate(alone) if items and not len(lost)} - _unanswered(msgs)
         assert not clean & {loss.index for loss in losses}, name
+
+
+def _unanswered(msgs: list) -> set[int]:
+    """Messages holding a result that answers no call before it: reported only in a list, and
+    kept without a document (``links.plan``)."""
+    called, out = set(), set()
+    for index, msg in enumerate(msgs):
+        for block in msg.content:
+            if block.kind == "tool_call":
+                called.add(block.call_id)
+            elif block.kind == "tool_result" and block.call_id not in called:
+                out.add(index)
+    return out
+
+
+def test_a_result_answering_no_call_is_reported_from_its_rows(store):
+    """OpenAI refuses a tool message without its call: kept where it stood, and reported."""
+    orphan = {"role": "tool", "tool_call_id": "call_nowhere", "content": "late"}
+    cid = store.save(chat(4) + [orphan])
+    store.append(cid, [dict(orphan, tool_call_id="call_elsewhere")])
+    assert [doc is None for doc in docs_of(store, cid)] == [False] * 4 + [True, True]
+    losses: list = []
+    assert store.load(cid, "openai", on_loss=losses.append) == chat(4) + [orphan, dict(orphan, tool_call_id="call_elsewhere")]
+    assert [(loss.index, loss.field, loss.action) for loss in losses] == [
+        (4, "tool_result", "approximated"), (5, "tool_result", "approximated")]
+    assert "answers no call" in losses[0].detail
+
+
+@pytest.mark.parametrize("target", ["openai", "openai-responses"])
+def test_a_result_answering_no_call_is_reported_in_memory(target):
+    orphan = [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "call_x", "content": "out"}]
+    losses: list = []
+    out = convert(orphan, from_="openai", to=target, on_loss=losses.append)
+    assert [(loss.index, loss.field) for loss in losses] == [(1, "tool_result")]
+    assert out == orphan if target == "openai" else out[-1]["call_id"] == "call_x"  # kept where it stood
+    answered = chat(4)
+    losses.clear()
+    convert(answered, from_="openai", to=target, on_loss=losses.append)
+    assert not losses
 
 
 def test_a_langchain_conversation_loads_from_its_documents(store, statements):

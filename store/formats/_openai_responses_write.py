@@ -156,6 +156,11 @@ class Writer:
                 self._turn(msg, index)
             else:
                 self._message(msg, index)
+        for index, msg in enumerate(messages):  # after the calls: an output written before its call is regrouped
+            for block in msg.content:
+                if isinstance(block, ToolResultBlock) and block.call_id not in self.names:
+                    self.losses.add(index, "tool_result", "approximated", f"answers no call ({block.call_id!r}): "
+                                    "written where it stood, as an output the API refuses without its call")
         return regroup(self.items)
 
     # --- parts ------------------------------------------------------------------------

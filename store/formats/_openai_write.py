@@ -202,10 +202,18 @@ def _report_message_fields(msg: Message, index: int, losses: Losses) -> None:
 def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages as OpenAI Chat Completions message dicts."""
     out: list[dict[str, Any]] = []
+    called: set[str] = set()
     for index, msg in enumerate(messages):
         out.extend(_message_out(msg, index, losses))
+        for block in msg.content:
+            if isinstance(block, ToolCallBlock):
+                called.add(block.call_id)
+            elif isinstance(block, ToolResultBlock) and block.call_id not in called:
+                losses.add(index, "tool_result", "approximated", f"answers no call before it ({block.call_id!r}): "
+                           "written where it stood, as a tool message the API refuses without its call")
     return out
 
 
 write_message = _message_out
-"""One message's items: ``from_canonical`` is their concatenation (``store.docs``)."""
+"""One message's items: ``from_canonical`` is their concatenation (``store.docs``); only a
+result answering no call before it is reported in a list and not alone."""
