@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from . import db, forks, listing, operations as ops, retention, search as search_, streaming, toolcalls, usage
+from . import creation, db, forks, listing, operations as ops, retention, search as search_, streaming, toolcalls, usage
 from .codec import new_id
 from .errors import DatabaseError
 from .formats import Loss
@@ -102,7 +102,7 @@ class AsyncConversationStore(StoreBase):
         return self
 
     async def _open(self) -> bool:
-        db.refuse_missing_file(self.engine.url, create=self._create)
+        creation.refuse_missing_file(self.engine.url, create=self._create)
         with db.database_errors(self.engine.sync_engine, "cannot open"):
             async with self.engine.connect() as conn:
                 current = await conn.run_sync(db.current_revision_on)
@@ -116,7 +116,7 @@ class AsyncConversationStore(StoreBase):
     def _ensure_schema(self) -> bool:
         engine = db.create_engine(db.sync_url(self.engine.url), poolclass=sa.pool.NullPool)
         try:
-            return db.ensure_schema(engine, create=self._create)
+            return creation.ensure_schema(engine, create=self._create)
         finally:
             engine.dispose()
 

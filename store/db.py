@@ -1,11 +1,10 @@
-"""Engines for the three backends, and the schema-revision check done on open."""
+"""Engines for the three backends, transactions, and the schema revision (creating the tables
+in a new database: :mod:`store.creation`)."""
 
 from __future__ import annotations
 
 import logging
 import random
-import re
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +19,7 @@ from alembic.script.revision import RevisionError
 from alembic.util import CommandError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine as _create_async_engine
 
-from .errors import DatabaseError, InputError, SchemaOutdatedError, SchemaTooNewError
+from .errors import DatabaseError, InputError, SchemaTooNewError
 from .schema import dumps, loads, metadata
 
 log = logging.getLogger("convstore")
@@ -302,167 +301,6 @@ def database_errors(engine: sa.Engine, doing: str = "database error on") -> Iter
         raise DatabaseError(f"{doing} {url}: {reason}") from exc
 
 
-SCHEMA_LOCK_TIMEOUT_S = 300
-_SCHEMA_LOCK_KEY = 0x636F6E7673746F72  # "convstor": PostgreSQL's advisory locks are per database
-_IN_PROCESS = threading.Lock()  # Alembic's context is process-wide: one command at a time
-
-
-@contextmanager
-def schema_change(engine: sa.Engine) -> Iterator[sa.Connection]:
-    """A connection in a transaction that holds convstore's schema lock, taken in the
-    database so that any number of first users (threads, processes, hosts) create or
-    upgrade the tables one at a time; whoever comes next sees the new revision. The lock:
-    an advisory lock on PostgreSQL, ``GET_LOCK`` on MariaDB/MySQL (held past the commit,
-    as their DDL commits by itself), the write lock of ``BEGIN IMMEDIATE`` on SQLite."""
-    with _IN_PROCESS, engine.connect().execution_options(convstore_write=True) as conn:
-        if conn.dialect.name not in ("mysql", "mariadb"):
-            with conn.begin():
-                if conn.dialect.name == "postgresql":
-                    conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK_KEY,))
-                yield conn
-            return
-        name = f"convstore.schema.{conn.exec_driver_sql('SELECT DATABASE()').scalar()}"[:64]
-        got = conn.exec_driver_sql("SELECT GET_LOCK(%s, %s)", (name, SCHEMA_LOCK_TIMEOUT_S)).scalar()
-        conn.commit()
-        if got != 1:
-            raise DatabaseError(f"waited {SCHEMA_LOCK_TIMEOUT_S} s for another process creating or "
-                                f"upgrading convstore's tables in {engine.url.render_as_string(hide_password=True)}")
-        try:
-            with conn.begin():
-                yield conn
-        finally:
-            conn.exec_driver_sql("SELECT RELEASE_LOCK(%s)", (name,))
-            conn.commit()
-
-
-def refuse_missing_file(url: sa.URL, *, create: bool) -> None:
-    """With ``create=False``, a SQLite file that does not exist is refused before the
-    driver would create it empty."""
-    name = url.database
-    if create or url.get_backend_name() != "sqlite" or not name or name == ":memory:" or name.startswith("file:"):
-        return
-    if not Path(name).exists():
-        raise SchemaOutdatedError(url.render_as_string(hide_password=True), None, head_revision())
-
-
-def ensure_schema(engine: sa.Engine, *, create: bool = True) -> bool:
-    """Bring an empty database to the head revision; refuse one at another revision.
-    Safe when many processes open a new database at once (see :func:`schema_change`).
-
-    Returns True when it created the tables.
-    """
-    refuse_missing_file(engine.url, create=create)
-    with engine.connect() as conn:
-        if current_revision_on(conn) == head_revision():
-            return False
-    # Anything else is decided under the lock: another process may be creating the tables
-    # right now (on MariaDB/MySQL its half-made tables and first revision are visible).
-    with schema_change(engine) as conn:
-        if not schema_missing(conn, create=create):
-            return False  # another process created it while this one waited
-        create_schema(conn)
-    return True
-
-
-def schema_missing(conn: sa.Connection, *, create: bool) -> bool:
-    """True for an empty database that may be created; False at the head revision;
-    :class:`SchemaOutdatedError` otherwise. Run under :func:`schema_change`."""
-    head = head_revision()
-    current = current_revision_on(conn)
-    if current == head:
-        return False
-    url = conn.engine.url.render_as_string(hide_password=True)
-    if current is not None:
-        if create and _creating(conn) and current in known_revisions() and _all_empty(conn):
-            # A first creation killed between two revisions (MariaDB/MySQL record each one as
-            # it goes): nothing is stored, so going on to the head finishes creating it.
-            log.warning("convstore: %s holds the empty tables of a first creation interrupted at "
-                        "revision %s; finishing it (upgrading to %s)", url, current, head)
-            return True
-        raise SchemaOutdatedError(url, current, head)
-    if _present(conn) and _interrupted_creation(conn) is None:
-        raise SchemaOutdatedError(url, current, head)
-    if not create:
-        raise SchemaOutdatedError(url, None, head)
-    return True
-
-
-def _creating(conn: sa.Connection) -> bool:
-    return sa.inspect(conn).has_table(CREATING)
-
-
-def _all_empty(conn: sa.Connection) -> bool:
-    return not any(_holds_rows(conn, name) for name in _our_table_names(conn))
-
-
-def _holds_rows(conn: sa.Connection, name: str) -> bool:
-    return conn.execute(sa.select(sa.literal(1)).select_from(sa.table(name)).limit(1)).first() is not None
-
-
-def _our_table_names(conn: sa.Connection) -> list[str]:
-    """convstore's tables present (of any revision), and copies a revision left aside."""
-    names = sa.inspect(conn).get_table_names()
-    return [n for n in names if n in _FIRST_COLUMNS or re.fullmatch(r"_v\d+_(\w+)", n)]
-
-
-def _present(conn: sa.Connection) -> list[sa.Table]:
-    """convstore's tables in the database, children first."""
-    names = set(sa.inspect(conn).get_table_names())
-    return [t for t in reversed(metadata.sorted_tables) if t.name in names]
-
-
-_FIRST_DROP_ORDER = ("tool_calls", "blocks", "blobs", "messages", "conversations")
-_FIRST_COLUMNS = {  # the tables as revision 0001 makes them, frozen here
-    "conversations": {"id", "namespace", "key", "title", "source_format", "message_count", "created_at",
-                      "updated_at", "metadata"},
-    "blobs": {"conversation_id", "sha256", "media_type", "size", "data"},
-    "messages": {"id", "conversation_id", "seq", "window_start", "role", "source_role", "name", "source_format",
-                 "source_type", "external_id", "model", "created_at", "utc_offset", "usage", "metadata", "extras"},
-    "blocks": {"id", "conversation_id", "message_id", "position", "kind", "text", "media_type", "tool_name",
-               "call_id", "blob_sha256", "payload"},
-    "tool_calls": {"id", "conversation_id", "call_id", "name", "status", "call_block_id", "call_seq",
-                   "result_block_id", "result_seq"},
-}
-
-
-def _interrupted_creation(conn: sa.Connection) -> list[sa.Table] | None:
-    """The tables a first creation left behind when it was killed before recording its
-    first revision (MariaDB/MySQL have no transactional DDL: each table commits as it is
-    made): Alembic's version table is there, empty, and every table of ours is empty.
-    None when the tables may hold something (or are not ours): those are refused."""
-    inspector = sa.inspect(conn)
-    if not inspector.has_table(VERSION_TABLE):
-        return None
-    present = _present(conn)
-    for table in present:
-        # Only tables as revision 0001 makes them (the first revision records itself last).
-        if {c["name"] for c in inspector.get_columns(table.name)} != _FIRST_COLUMNS[table.name]:
-            return None
-        if _holds_rows(conn, table.name):
-            return None
-    # Children first as revision 0001 links them (tool_calls -> blocks -> blobs), not as
-    # today's metadata does: MariaDB refuses to drop a table another one still references.
-    return sorted(present, key=lambda table: _FIRST_DROP_ORDER.index(table.name))
-
-
-def _finish_interrupted_creation(conn: sa.Connection) -> None:
-    if current_revision_on(conn) is None and (leftovers := _interrupted_creation(conn)):
-        log.warning("convstore: %s holds the empty tables of an interrupted first creation; "
-                    "dropping them to create the schema again", conn.engine.url.render_as_string(hide_password=True))
-        for table in leftovers:
-            conn.exec_driver_sql(f"DROP TABLE {conn.dialect.identifier_preparer.quote(table.name)}")
-
-
-def create_schema(conn: sa.Connection) -> None:
-    """``alembic upgrade head`` on ``conn`` (in its transaction), said in the log."""
-    url = conn.engine.url.render_as_string(hide_password=True)
-    log.info("convstore: new database %s, creating the tables (alembic upgrade head)", url)
-    conn.exec_driver_sql(f"CREATE TABLE IF NOT EXISTS {CREATING} (started INTEGER)")
-    _finish_interrupted_creation(conn)
-    run_alembic(conn, command.upgrade, "head")
-    conn.exec_driver_sql(f"DROP TABLE {CREATING}")
-
-
 def current_revision_on(conn: sa.Connection) -> str | None:
     return MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE}).get_current_revision()
 
@@ -480,9 +318,11 @@ def run_alembic(conn: sa.Connection, action: Any, *args: str) -> None:
 
 
 def _alembic(engine: sa.Engine, action: Any, *args: str) -> None:
+    from .creation import finish_interrupted_creation, schema_change  # it builds on this module
+
     with database_errors(engine), schema_change(engine) as conn:
         if action is command.upgrade:
-            _finish_interrupted_creation(conn)
+            finish_interrupted_creation(conn)
         run_alembic(conn, action, *args)
 
 
@@ -528,6 +368,6 @@ def check(engine: sa.Engine) -> None:
 
 
 __all__ = [
-    "check", "create_engine", "current_revision", "database_errors", "downgrade", "ensure_schema",
+    "check", "create_engine", "current_revision", "database_errors", "downgrade",
     "head_revision", "metadata", "upgrade", "write_transaction",
 ]

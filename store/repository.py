@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
-from . import db, forks, listing, operations as ops, retention, search as search_, streaming, toolcalls, usage
+from . import creation, db, forks, listing, operations as ops, retention, search as search_, streaming, toolcalls, usage
 from .codec import new_id
 from .errors import DatabaseError, InputError
 from .formats import Loss, get_format, read, write
@@ -149,7 +149,7 @@ class ConversationStore(StoreBase):
         self.engine = engine if engine is not None else db.create_engine(url)
         try:
             with db.database_errors(self.engine, "cannot open"):
-                self.created_schema = db.ensure_schema(self.engine, create=create)
+                self.created_schema = creation.ensure_schema(self.engine, create=create)
                 with self.engine.connect() as conn:
                     self._cap_limits(packet_size(conn))
         except Exception:

@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .. import db, operations as ops
+from .. import creation, db, operations as ops
 from ..chains import chain_of
 from ..errors import SchemaOutdatedError
 from ..model import Message
@@ -65,7 +65,7 @@ def _require_head(engine: sa.Engine) -> None:
     """Refuse a database not at this convstore's schema revision before the store sees it:
     the store's own check of such a database takes its schema lock, which is a write
     (``BEGIN IMMEDIATE`` on SQLite) that a read-only connection fails with a driver error."""
-    db.refuse_missing_file(engine.url, create=False)  # connecting would create the file
+    creation.refuse_missing_file(engine.url, create=False)  # connecting would create the file
     with db.database_errors(engine, "cannot open"):
         current = db.current_revision(engine)
     if current != db.head_revision():
