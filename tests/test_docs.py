@@ -10,12 +10,14 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from hypothesis import HealthCheck, assume, given, settings
 
 import store
 from store import ConversationStore
 from store.docs import MAX_DOC, PER_MESSAGE
 from store.formats import FORMATS, convert, read, write
 from tests.samples import OPENAI_CHAT, chat, tool_turn
+from tests.test_openai_format import messages as openai_messages
 
 
 def canonical_path(store: ConversationStore, cid: str, fmt: str = "openai", last: int | None = None) -> list:
@@ -192,3 +194,16 @@ def test_a_langchain_conversation_loads_from_its_documents(store, statements):
     loaded = store.load(cid, "langchain")
     assert statements.count() == 2
     assert loaded == canonical_path(store, cid, "langchain")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(openai_messages)
+def test_any_openai_conversation_loads_the_same_with_or_without_documents(store, data):
+    calls = [c["id"] for m in data for c in m.get("tool_calls", [])]
+    assume(len(calls) == len(set(calls)))  # ids are unique within a conversation
+    cid = store.save(copy.deepcopy(data))
+    losses: list = []
+    assert store.load(cid, "openai", on_loss=losses.append) == data
+    expected, expected_losses = write(store.load_messages(cid), "openai")
+    assert [(loss.index, loss.field) for loss in losses] == [(loss.index, loss.field) for loss in expected_losses]
+    assert [store.load(cid, "openai", last=n) for n in (1, 3)] == [canonical_path(store, cid, last=n) for n in (1, 3)]
