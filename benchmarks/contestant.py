@@ -6,7 +6,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from store import ConversationStore, db, fulltext, operations as ops, rows
+from store import ConversationStore, db, docs, fulltext, operations as ops, rows
 from store.chains import END
 from store.codec import new_id
 from store.formats import read
@@ -192,7 +192,8 @@ class SchemaBound(_OnStore):
         with paused_gc(), store.engine.connect() as conn:
             conn = conn.execution_options(**db.read_options(conn.dialect))
             found, start = ops.locate(conn, store.scope, conversation, last)
-            texts = ops.documents(conn, found, [(conversation, 0, END)], start, END, "openai")
+            texts = docs.stored(conn, [(conversation, 0, END)], start, END, "openai", found.source_format,
+                                found.message_count)
             assert texts is not None, "every message of the workload keeps a document"
             return texts
 

@@ -17,12 +17,16 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 import orjson
+import sqlalchemy as sa
 
+from .chains import Chain, within
 from .errors import ConvstoreError
 from .exactjson import has_nonfinite
 from .formats import FORMATS, NEEDS_CALL_IDS, Losses
 from .formats._ids import missing_ids
 from .model import Message
+from .prepared import Prepared
+from .schema import MessageRow
 
 MAX_DOC = 256 * 1024
 """The longest document kept (bytes of JSON): beyond it the JSON parse is the whole cost
@@ -59,6 +63,27 @@ def _document(msg: Message, index: int, sinks: dict[str, Losses]) -> str | None:
     if len(losses) != reported or data == b"[]" or len(data) > MAX_DOC or (b"null" in data and has_nonfinite(items)):
         return None
     return data[1:-1].decode()
+
+
+_m = MessageRow.__table__
+_DOCUMENTS = Prepared(sa.select(_m.c.doc).where(
+    _m.c.conversation_id == sa.bindparam("cid"), _m.c.seq >= sa.bindparam("start"), _m.c.seq < sa.bindparam("stop"),
+    _m.c.source_format == sa.bindparam("fmt"), _m.c.doc.is_not(None)).order_by(_m.c.seq))
+
+
+def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str, source_format: str | None,
+           count: int) -> list[str] | None:
+    """The documents in ``target`` of the messages with ``start <= seq < stop`` of a
+    conversation of ``count`` messages stored as ``source_format`` (``chain``: where its rows
+    are), one statement per segment; None when one of them has none (none is read when the
+    formats tell so already)."""
+    if target not in PER_MESSAGE or source_format not in (target, None):
+        return None
+    texts, wanted = [], 0
+    for owner, lo, hi in within(chain, start, min(stop, count)):
+        texts += _DOCUMENTS.column(conn, cid=owner, start=lo, stop=hi, fmt=target)
+        wanted += hi - lo
+    return texts if len(texts) == wanted else None
 
 
 def parse(docs: Sequence[str]) -> list[Any]:

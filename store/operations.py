@@ -385,10 +385,6 @@ def _range(table: sa.Table, columns: tuple[str, ...], *order: str) -> Prepared:
 
 _MESSAGE_ROWS = _range(messages_t, MESSAGE_COLUMNS, "seq")
 _BLOCK_ROWS = _range(blocks_t, ("seq", *BLOCK_COLUMNS), "seq", "position")
-_DOCUMENTS = Prepared(sa.select(messages_t.c.doc).where(
-    messages_t.c.conversation_id == sa.bindparam("cid"), messages_t.c.seq >= sa.bindparam("start"),
-    messages_t.c.seq < sa.bindparam("stop"), messages_t.c.source_format == sa.bindparam("fmt"),
-    messages_t.c.doc.is_not(None)).order_by(messages_t.c.seq))
 
 
 def get_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | None) -> Conversation:
@@ -407,24 +403,10 @@ def load(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | No
     its document in ``target`` (``store.docs``: two statements), else the canonical messages."""
     found, start = locate(conn, scope, conversation_id, last)
     chain = chain_for(conn, found.id, found.parent_id)
-    texts = documents(conn, found, chain, start, _END, target)
+    texts = docs.stored(conn, chain, start, _END, target, found.source_format, found.message_count)
     if texts is not None:
         return docs.parse(texts), []
     return None, _messages(conn, conversation_id, start, windowed=last is not None, chain=chain)
-
-
-def documents(conn: sa.Connection, found: ConversationInfo, chain: Chain, start: int, stop: int,
-              target: str) -> list[str] | None:
-    """The stored documents in ``target`` of the messages with ``start <= seq < stop``, one
-    statement per segment of ``chain``; None (and no statement) when one of them is bound not
-    to have one, None too when one of them has none."""
-    if target not in docs.PER_MESSAGE or found.source_format not in (target, None):
-        return None
-    texts, wanted = [], 0
-    for owner, lo, hi in within(chain, start, min(stop, found.message_count)):
-        texts += _DOCUMENTS.column(conn, cid=owner, start=lo, stop=hi, fmt=target)
-        wanted += hi - lo
-    return texts if len(texts) == wanted else None
 
 
 def locate(conn: sa.Connection, scope: Scope, conversation_id: str,
@@ -487,7 +469,7 @@ def part(conn: sa.Connection, scope: Scope, conversation_id: str, start: int, st
     """A part of a streamed export in ``target``, as :func:`load` gives a whole conversation."""
     found = require(conn, scope, conversation_id)
     chain = chain_for(conn, found.id, found.parent_id)
-    texts = documents(conn, found, chain, start, stop, target)
+    texts = docs.stored(conn, chain, start, stop, target, found.source_format, found.message_count)
     if texts is not None:
         return docs.parse(texts), []
     return None, _messages(conn, conversation_id, start, windowed=True, stop=stop, chain=chain)
