@@ -1,5 +1,6 @@
 """The ``convstore`` commands that look after a database rather than its conversations:
-``prune``, ``demo``, ``serve`` and ``db upgrade|current|downgrade``. Registered on the
+``prune``, ``demo``, ``serve`` and ``db upgrade|current|downgrade`` (an upgrade to the head
+also fills the stored documents of older rows: ``store.backfill``). Registered on the
 application of :mod:`store.cli` when it imports this module."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Optional
 import sqlalchemy as sa
 import typer
 
-from . import db, render
+from . import backfill, db, render
 from .cli import app, db_app, err, out
 
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -98,6 +99,11 @@ def db_upgrade(ctx: typer.Context, revision: str = typer.Argument("head")) -> No
     with _engine(ctx) as engine:
         db.upgrade(engine, revision)
         out.print(f"{engine.url.render_as_string(hide_password=True)} is at {db.current_revision(engine)}")
+        if db.current_revision(engine) == db.head_revision() and (missing := backfill.pending(engine)):
+            with render.progress(sum(missing.values()), "storing documents", err) as advance:
+                written = backfill.fill(engine, missing, advance)
+            out.print(f"stored the documents of {written} messages written before revision 0008 "
+                      f"(in {len(missing)} conversation{'s' if len(missing) != 1 else ''}): they load faster")
 
 
 @db_app.command("current")

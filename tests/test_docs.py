@@ -13,10 +13,11 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, assume, given, settings
 
 import store
-from store import ConversationStore
+from store import ConversationStore, backfill
 from store.docs import MAX_DOC, PER_MESSAGE
 from store.formats import FORMATS, convert, read, write
 from tests.samples import OPENAI_CHAT, chat, tool_turn
+from tests.test_cli import run as run_cli
 from tests.test_openai_format import messages as openai_messages
 
 
@@ -207,3 +208,35 @@ def test_any_openai_conversation_loads_the_same_with_or_without_documents(store,
     expected, expected_losses = write(store.load_messages(cid), "openai")
     assert [(loss.index, loss.field) for loss in losses] == [(loss.index, loss.field) for loss in expected_losses]
     assert [store.load(cid, "openai", last=n) for n in (1, 3)] == [canonical_path(store, cid, last=n) for n in (1, 3)]
+
+
+def test_documents_of_older_rows_are_filled_as_a_save_writes_them(store, statements):
+    """Rows stored before revision 0008 have none; ``store.backfill`` (run by ``convstore db
+    upgrade``) writes them from the rows, as a save would have, and skips what a save skips."""
+    orphan = {"role": "tool", "tool_call_id": "call_nowhere", "content": "late"}
+    cid = store.save(copy.deepcopy(OPENAI_CHAT) + chat(30) + [orphan])
+    fork = store.fork(cid, at=len(OPENAI_CHAT) + 4, allow_pending=True)
+    store.append(fork, [{"role": "user", "content": "in the fork"}])
+    other = store.save([{"role": "user", "content": "from qwen"}], format="qwen")
+    saved = {c: docs_of(store, c) for c in (cid, fork, other)}
+    forget_docs(store)
+    missing = backfill.pending(store.engine)
+    assert {cid, fork} <= set(missing) and other not in missing
+    assert missing[cid] == len(saved[cid]) and missing[fork] == 1
+    assert backfill.fill(store.engine, {c: missing[c] for c in (cid, fork)}) == len(saved[cid]) - 1 + 1
+    assert {c: docs_of(store, c) for c in (cid, fork, other)} == saved  # the orphan's stays None
+    statements.statements.clear()
+    store.load(fork, "openai")
+    assert statements.count() == 4  # from documents: row and window, chain, one statement per segment
+    assert backfill.fill(store.engine, {cid: 1}) == 0  # nothing left to write
+
+
+def test_db_upgrade_fills_the_documents_of_older_rows(empty_database_url):
+    with ConversationStore(empty_database_url) as s:
+        cid = s.save(chat(12))
+        forget_docs(s)
+    result = run_cli("db", "upgrade", db=empty_database_url)
+    assert result.returncode == 0 and "stored the documents of 12 messages" in result.stdout, result.stderr
+    with ConversationStore(empty_database_url) as s:
+        assert None not in docs_of(s, cid)
+    assert "documents" not in run_cli("db", "upgrade", db=empty_database_url).stdout  # nothing left
