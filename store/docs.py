@@ -32,6 +32,8 @@ MAX_DOC = 256 * 1024
 """The longest document kept (bytes of JSON): beyond it the JSON parse is the whole cost
 either way, and a row stays far below MariaDB's packet limit."""
 
+# Only writers with no state across messages qualify (openai, langchain): the others merge or reorder
+# messages, pair results with earlier calls, take names from them or number ids by position.
 _WRITERS = {name: fmt.write_message for name, fmt in FORMATS.items() if fmt.write_message is not None}
 PER_MESSAGE = frozenset(_WRITERS)
 """The formats whose messages get a document."""
