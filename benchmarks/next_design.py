@@ -1,7 +1,7 @@
 """The bound of issue 12's next design step, on raw ``sqlite3`` (no convstore code).
 
 ``python -m benchmarks.next_design [--messages 100000]``: the workload ingested three ways into
-new SQLite files with convstore's settings (16 KiB pages, WAL, ``synchronous=FULL``), one
+new SQLite files with convstore's settings (8 KiB pages, WAL, ``synchronous=FULL``), one
 transaction each, rows built inside the timing: one JSON row per message as the OpenAI Agents
 ``SQLiteSession`` stores it; one ``WITHOUT ROWID`` row per message keyed by (conversation, seq)
 holding its document, plus tool-call link rows with their two indexes (no block rows); the same
@@ -31,7 +31,7 @@ _LINK_TABLE = ("CREATE TABLE tool_calls (conversation_id TEXT, call_id TEXT, nam
 
 def _connect(path: str) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None)
-    for pragma in ("page_size = 16384", "journal_mode = WAL", "synchronous = FULL"):
+    for pragma in ("page_size = 8192", "journal_mode = WAL", "synchronous = FULL"):
         conn.execute(f"PRAGMA {pragma}")
     return conn
 
