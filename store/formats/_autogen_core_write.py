@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import Block, CodeBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock, ToolResultBlock
-from ._common import Losses, lost_extras
+from ._common import Losses, report_fields
 from .autogen_core import NAME, NO_RESULT, call_out, finish, image_out, result_out, result_text, stand_in
 
 # --- from canonical --------------------------------------------------------------------------
@@ -71,13 +71,7 @@ class _Writer:
             self._assistant(msg, calls, calls, index)
 
     def _report_fields(self, msg: Message, index: int) -> None:
-        for field in _NOT_IN_CORE:
-            if getattr(msg, field) is not None:
-                self.losses.add(index, field, detail="autogen-core messages have no such field")
-        if msg.metadata:
-            self.losses.add(index, "metadata", detail="autogen-core messages have no such field")
-        for field in lost_extras(msg, NAME):
-            self.losses.add(index, field, detail="a field of another format")
+        report_fields(msg, index, self.losses, NAME, _NOT_IN_CORE, "autogen-core messages have no such field")
 
     def _texts(self, blocks: list[Block], index: int, where: str) -> list[str]:
         texts = []

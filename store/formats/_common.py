@@ -294,3 +294,26 @@ def lost_extras(msg: Any, target: str) -> list[str]:
             else:
                 lost.append(f"extras.{fmt}.{key}")
     return lost
+
+
+def report_fields(msg: Any, index: int, losses: Losses, target: str, fields: Sequence[str], detail: str) -> None:
+    """Report the message fields of ``fields`` that ``msg`` sets (and its metadata, when not
+    empty), which ``target`` has no place for (``detail`` says so), then the fields of other
+    formats in its extras (:func:`lost_extras`)."""
+    for name in fields:
+        if getattr(msg, name) is not None:
+            losses.add(index, name, detail=detail)
+    if msg.metadata:
+        losses.add(index, "metadata", detail=detail)
+    for name in lost_extras(msg, target):
+        losses.add(index, name, detail="a field of another format")
+
+
+def merge_own(out: dict[str, Any], extras: dict[str, Any], inner: str | None = None, *, fmt: str) -> dict[str, Any]:
+    """``out`` with what the source in ``fmt`` had beside the fields convstore reads: its
+    unknown keys (``fields``) and, under ``out[inner]``, those of a nested object (``inner``)."""
+    own = extras.get(fmt, {})
+    if inner and own.get("inner"):
+        out[inner].update(own["inner"])
+    out.update(own.get("fields") or {})
+    return out

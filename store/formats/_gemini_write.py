@@ -9,25 +9,21 @@ from __future__ import annotations
 
 import mimetypes
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock, HandoffBlock, ImageBlock,
     Message, ReasoningBlock, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock, UsageBlock, VideoBlock,
 )
-from ._common import Losses, dump_json, lost_extras, parse_data_uri, parse_json
+from ._common import Losses, dump_json, lost_extras, merge_own, parse_data_uri, parse_json
 from .gemini import LANGUAGE_OUT, LANGUAGES, NAME, b64_out, is_b64, outcome_out
 
 _NOT_IN_GEMINI = ("name", "external_id", "created_at", "model", "usage", "metadata")
 _NO_RESULT = "(no result was recorded)"
 
 
-def _merge(out: dict[str, Any], extras: dict[str, Any], inner: str | None = None) -> dict[str, Any]:
-    own = extras.get(NAME, {})
-    if inner and own.get("inner"):
-        out[inner].update(own["inner"])
-    out.update(own.get("fields") or {})
-    return out
+_merge = partial(merge_own, fmt=NAME)
 
 
 class _Writer:

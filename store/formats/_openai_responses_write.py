@@ -36,7 +36,7 @@ from ..model import (
     UsageBlock,
     VideoBlock,
 )
-from ._common import Losses, lost_extras, b64encode, data_uri, dump_json
+from ._common import Losses, b64encode, data_uri, dump_json, report_fields
 from .openai_responses import AUDIO_MEDIA_TYPES, DEFAULTS, FAKE_ID, NAME, TEXT_TYPE, summary_of
 
 _AUDIO_FORMATS = {v: k for k, v in AUDIO_MEDIA_TYPES.items()}
@@ -348,10 +348,4 @@ def regroup(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _report_message_fields(msg: Message, index: int, losses: Losses) -> None:
-    for name in _NOT_IN_ITEMS:
-        if getattr(msg, name) is not None:
-            losses.add(index, name, detail="Responses items have no such field")
-    if msg.metadata:
-        losses.add(index, "metadata", detail="Responses items have no such field")
-    for lost in lost_extras(msg, NAME):
-        losses.add(index, lost, detail="a field of another format")
+    report_fields(msg, index, losses, NAME, _NOT_IN_ITEMS, "Responses items have no such field")

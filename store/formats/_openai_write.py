@@ -4,23 +4,19 @@ OpenAI Chat Completions message dicts, tool results as ``tool`` messages of thei
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ..model import (
     AudioBlock, Block, FileBlock, ImageBlock, Message, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock,
 )
-from ._common import Losses, lost_extras, b64encode, data_uri, dump_json
+from ._common import Losses, b64encode, data_uri, dump_json, merge_own, report_fields
 from .openai import _AUDIO_FORMATS, NAME
 
 # --- from canonical --------------------------------------------------------------
 
 
-def _merge(out: dict[str, Any], extras: dict[str, Any], inner_key: str | None = None) -> dict[str, Any]:
-    own = extras.get(NAME, {})
-    if inner_key and own.get("inner"):
-        out[inner_key].update(own["inner"])
-    out.update(own.get("fields") or {})
-    return out
+_merge = partial(merge_own, fmt=NAME)
 
 
 def _part_out(block: Block, index: int, losses: Losses) -> dict[str, Any] | None:
@@ -190,13 +186,7 @@ _NOT_IN_OPENAI = ("external_id", "created_at", "model", "usage")
 
 
 def _report_message_fields(msg: Message, index: int, losses: Losses) -> None:
-    for field in _NOT_IN_OPENAI:
-        if getattr(msg, field) is not None:
-            losses.add(index, field, detail="OpenAI messages have no such field")
-    if msg.metadata:
-        losses.add(index, "metadata", detail="OpenAI messages have no such field")
-    for field in lost_extras(msg, NAME):
-        losses.add(index, field, detail="a field of another format")
+    report_fields(msg, index, losses, NAME, _NOT_IN_OPENAI, "OpenAI messages have no such field")
 
 
 def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:

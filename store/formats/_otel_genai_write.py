@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock,
     ToolCallBlock, ToolResultBlock, VideoBlock,
 )
-from ._common import Losses, b64encode, dump_json, lost_extras, parse_data_uri, parse_json
+from ._common import Losses, b64encode, dump_json, lost_extras, merge_own, parse_data_uri, parse_json
 from .otel_genai import CODE_TOOL, KEYS, MODALITY_OUT, NAME
 
 _NOT_IN_OTEL = ("external_id", "created_at", "model", "usage", "metadata")
@@ -20,10 +21,8 @@ def _own(block: Block | Message) -> dict[str, Any]:
     return block.extras.get(NAME, {})
 
 
-def _merge(out: dict[str, Any], extras: dict[str, Any]) -> dict[str, Any]:
-    """``out`` with the unknown keys and explicit nulls the source had."""
-    out.update(extras.get(NAME, {}).get("fields") or {})
-    return out
+_merge = partial(merge_own, fmt=NAME)
+"""``out`` with the unknown keys and explicit nulls the source had."""
 
 
 def _with_id(out: dict[str, Any], call_id: str | None) -> dict[str, Any]:
