@@ -98,8 +98,9 @@ def db_upgrade(ctx: typer.Context, revision: str = typer.Argument("head")) -> No
     """Bring the database to a revision (default: head)."""
     with _engine(ctx) as engine:
         db.upgrade(engine, revision)
-        out.print(f"{engine.url.render_as_string(hide_password=True)} is at {db.current_revision(engine)}")
-        if db.current_revision(engine) == db.head_revision() and (missing := backfill.pending(engine)):
+        now = db.current_revision(engine)
+        out.print(f"{engine.url.render_as_string(hide_password=True)} is at {now}")
+        if now == db.head_revision() and (missing := backfill.pending(engine)):
             with render.progress(sum(missing.values()), "storing documents", err) as advance:
                 written = backfill.fill(engine, missing, advance)
             out.print(f"stored the documents of {written} messages written before revision 0008 "

@@ -53,7 +53,8 @@ def _document(msg: Message, index: int, sinks: dict[str, Losses]) -> str | None:
     write = _WRITERS.get(name)  # type: ignore[arg-type]
     if write is None or (name in NEEDS_CALL_IDS and missing_ids([msg])):  # ids made up at export
         return None
-    losses = sinks.setdefault(name, Losses(name))  # type: ignore[arg-type]
+    if (losses := sinks.get(name)) is None:  # type: ignore[arg-type]
+        losses = sinks[name] = Losses(name)  # type: ignore[arg-type]
     reported = len(losses)
     try:
         items = write(msg, index, losses)

@@ -402,11 +402,18 @@ def load(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | No
     """What a load in ``target`` needs: the items themselves when every message in range keeps
     its document in ``target`` (``store.docs``: two statements), else the canonical messages."""
     found, start = locate(conn, scope, conversation_id, last)
+    return _read_range(conn, found, target, start, _END, windowed=last is not None)
+
+
+def _read_range(conn: sa.Connection, found: ConversationInfo, target: str, start: int, stop: int,
+        windowed: bool) -> tuple[list[Any] | None, list[Message]]:
+    """The messages with ``start <= seq < stop``: their stored documents in ``target`` parsed
+    when each has one, else the canonical messages."""
     chain = chain_for(conn, found.id, found.parent_id)
-    texts = docs.stored(conn, chain, start, _END, target, found.source_format, found.message_count)
+    texts = docs.stored(conn, chain, start, stop, target, found.source_format, found.message_count)
     if texts is not None:
         return docs.parse(texts), []
-    return None, _messages(conn, conversation_id, start, windowed=last is not None, chain=chain)
+    return None, _messages(conn, found.id, start, windowed=windowed, stop=stop, chain=chain)
 
 
 def locate(conn: sa.Connection, scope: Scope, conversation_id: str,
@@ -467,12 +474,7 @@ def messages_between(conn: sa.Connection, scope: Scope, conversation_id: str, st
 def part(conn: sa.Connection, scope: Scope, conversation_id: str, start: int, stop: int,
          target: str) -> tuple[list[Any] | None, list[Message]]:
     """A part of a streamed export in ``target``, as :func:`load` gives a whole conversation."""
-    found = require(conn, scope, conversation_id)
-    chain = chain_for(conn, found.id, found.parent_id)
-    texts = docs.stored(conn, chain, start, stop, target, found.source_format, found.message_count)
-    if texts is not None:
-        return docs.parse(texts), []
-    return None, _messages(conn, conversation_id, start, windowed=True, stop=stop, chain=chain)
+    return _read_range(conn, require(conn, scope, conversation_id), target, start, stop, windowed=True)
 
 
 def blobs(conn: sa.Connection, conversation_id: str, block_rows_: Sequence[Any],
