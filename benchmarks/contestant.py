@@ -6,7 +6,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from store import ConversationStore, db, docs, fulltext, operations as ops, rows
+from store import ConversationStore, db, docs, operations as ops, rows
 from store.chains import END
 from store.codec import new_id
 from store.formats import read
@@ -162,10 +162,8 @@ class SchemaBound(_OnStore):
     def prepare(self, messages: list[dict[str, Any]]) -> list[Any]:
         canonical = read(messages, "openai")
         conversation_id = new_id()
-        search = fulltext.rows_for(self.store.engine.dialect)  # the search rows this backend keeps
-        whole = rows.chunk_rows(Limits(), conversation_id, canonical, first_seq=0, search=search)
-        one_by_one = [rows.chunk_rows(Limits(), conversation_id, [m], first_seq=0, search=search)
-                      for m in canonical]
+        whole = rows.chunk_rows(Limits(), conversation_id, canonical, first_seq=0)
+        one_by_one = [rows.chunk_rows(Limits(), conversation_id, [m], first_seq=0) for m in canonical]
         return _RowsWorkload(one_by_one, conversation_id=conversation_id, whole=whole)
 
     def ingest(self, prepared: list[Any]) -> Any:
@@ -209,12 +207,12 @@ class _RowsWorkload(list):
 
 def _retarget(chunk: Any, conversation_id: str, seq: int) -> None:
     """Rows built for seq 0 of another conversation, moved to ``seq`` of ``conversation_id``."""
-    for table in (chunk.messages, chunk.blocks, chunk.search, chunk.tool_calls, list(chunk.blobs.rows.values())):
+    for table in (chunk.messages, chunk.blocks, chunk.tool_calls, list(chunk.blobs.rows.values())):
         for row in table:
             row["conversation_id"] = conversation_id
     for row in chunk.messages:
         row["seq"] = row["window_start"] = seq
-    for row in (*chunk.blocks, *chunk.search):
+    for row in chunk.blocks:
         row["seq"] = seq
     for row in chunk.tool_calls:
         row["call_seq"] = seq

@@ -146,6 +146,7 @@ def _ingest_and_lookup(order: list[Contestant], dbs: list[databases.Database], s
         databases.settle(db)
     if measured:
         _bytes_per_message(order, dbs, before, size, out)
+        _search_index(order, dbs, before, size, out)
     if "toolcall" in work.plan.only:
         calls = {c.name: c.tool_call for c in order}
         for name, values in interleaved(calls, work.lookup_ids(size), work.plan.budget_s).items():
@@ -157,6 +158,18 @@ def _bytes_per_message(order: list[Contestant], dbs: list[databases.Database], b
     """What the ingest of ``size`` messages added to each contestant's own database, per message."""
     for c, db, start in zip(order, dbs, before, strict=True):
         out[c.name][f"bytes@{size}"] = [(databases.size(db) - start) / size]
+
+
+def _search_index(order: list[Contestant], dbs: list[databases.Database], before: list[int], size: int,
+                  out: dict[str, Samples]) -> None:
+    """convstore's full-text index, which the first search writes (``store.fulltext``): how fast
+    it takes in the ingested messages, and the bytes per message once it holds them."""
+    for c, db, start in zip(order, dbs, before, strict=True):
+        if isinstance(c, Convstore):
+            seconds, _ = timed(c.store.index)
+            databases.settle(db)
+            out[c.name][f"index@{size}"] = [size / seconds]
+            out[c.name][f"bytes_indexed@{size}"] = [(databases.size(db) - start) / size]
 
 
 def _load(order: list[Contestant], work: Workloads, out: dict[str, Samples], check: bool) -> None:

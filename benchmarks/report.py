@@ -21,7 +21,7 @@ OTHER_FORMAT = "anthropic"
 
 def is_rate(metric: str) -> bool:
     """Higher is better (the rest, times and bytes, lower is better)."""
-    return metric.startswith(("ingest", "append"))
+    return metric.startswith(("ingest", "append", "index"))
 
 
 def per_repeat(metric: str) -> bool:
@@ -78,6 +78,7 @@ def metric_label(metric: str) -> str:
     kind, _, size = metric.partition("@")
     size_label = f" {_count(int(size))}" if size else ""
     return {"ingest": f"ingest{size_label} msg/s", "bytes": f"bytes/msg at{size_label}",
+            "index": f"search index{size_label} msg/s", "bytes_indexed": f"bytes/msg indexed{size_label}",
             "append": "append msg/s", "load": f"load{size_label}",
             "load_other": f"load{size_label} as {OTHER_FORMAT}",
             "last": "last 50", "toolcall": f"tool call{size_label}"}.get(kind, metric)
@@ -116,7 +117,7 @@ def ratio(a: float, b: float) -> str:
 
 def metric_order(metric: str) -> tuple[int, int]:
     kind, _, size = metric.partition("@")
-    rank = ["ingest", "bytes", "append", "load", "load_other", "last", "toolcall"]
+    rank = ["ingest", "bytes", "index", "bytes_indexed", "append", "load", "load_other", "last", "toolcall"]
     return (rank.index(kind) if kind in rank else 9, int(size or 0))
 
 

@@ -23,7 +23,7 @@ def include_name(name, type_, parent_names):
     if type_ == "table":
         return name in metadata.tables
     # The full-text index is each backend's own kind (GIN on an expression, FULLTEXT), made by
-    # revision 0006 outside the ORM's vocabulary; SQLite's is a virtual table, not listed here.
+    # revisions 0006 and 0009 outside the ORM's vocabulary; SQLite's is a virtual table, not listed here.
     return not (type_ == "index" and name == "ix_search_body")
 
 

@@ -336,8 +336,27 @@ class AsyncConversationStore(StoreBase):
                      limit: int | None = search_.DEFAULT_PAGE,
                      cursor: str | None = None) -> Page[search_.SearchHit]:
         """One page of full-text hits; see :meth:`store.ConversationStore.search`."""
-        return await self._run(False, search_.search, query, role=role, kind=kind, conversation_id=conversation_id,
-                               metadata=metadata, limit=limit, cursor=cursor)
+        args = dict(role=role, kind=kind, conversation_id=conversation_id, metadata=metadata, limit=limit,
+                    cursor=cursor)
+        try:
+            return await self._run(False, search_.search, query, **args)
+        except search_.IndexBehind:
+            await self._run(True, search_.catch_up)
+        return await self._run(False, search_.search, query, indexed=True, **args)
+
+    async def index_pending(self) -> int:
+        """How many conversations hold messages the search index does not have yet."""
+        return await self._run(False, search_.pending)
+
+    async def index(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Bring the search index up to date; see :meth:`store.ConversationStore.index`."""
+        total = await self.index_pending()
+        done = 0
+        while some := await self._run(True, search_.catch_up, search_.BATCH):
+            done += some
+            if progress is not None:
+                progress(done, max(total, done))
+        return done
 
     async def get_tool_call(self, call_id: str, conversation_id: str | None = None) -> ToolCallRecord:
         self._check_lookup(call_id=call_id)

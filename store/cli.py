@@ -390,6 +390,20 @@ def search(
 
 
 @app.command()
+def index(ctx: typer.Context) -> None:
+    """Bring the search index up to date now (a search does it first): after a large import."""
+    with ctx.obj.store() as s:
+        with render.progress(s.index_pending(), "indexing", err) as advance:
+            done = [0]
+
+            def step(n: int, _total: int) -> None:
+                advance(n - done[0])
+                done[0] = n
+            count = s.index(progress=step)
+    out.print(f"indexed {count} conversation(s)")
+
+
+@app.command()
 def show(ctx: typer.Context, conversation_id: str = typer.Argument(...)) -> None:
     """Render a conversation for a person to read, with its token usage."""
     with ctx.obj.store() as s:

@@ -77,11 +77,8 @@ def dump_block(block: Block) -> dict[str, Any]:
 
 
 def block_rows(msgs: Sequence[Message], dumped: Sequence[dict[str, Any]], *, conversation_id: str,
-               first_seq: int, blobs: BlobSink, budgets: Sequence[Budget],
-               search: list[dict[str, Any]] | None = None, search_text: bool = True) -> list[dict[str, Any]]:
-    """The block rows of a batch stored from ``first_seq`` on; each block with searchable text
-    gets a row of the ``search`` table in ``search`` when it is given, holding that text when
-    ``search_text`` (see ``store.fulltext``).
+               first_seq: int, blobs: BlobSink, budgets: Sequence[Budget]) -> list[dict[str, Any]]:
+    """The block rows of a batch stored from ``first_seq`` on.
 
     ``dumped`` is the batch dumped once (``MESSAGES.dump_python``): one call into
     pydantic-core instead of one per block."""
@@ -91,11 +88,6 @@ def block_rows(msgs: Sequence[Message], dumped: Sequence[dict[str, Any]], *, con
             kind = block.kind
             if kind == "tool_result" and isinstance(block.output, list):
                 payload = dump_block(block)  # nested blocks keep their kind
-            if search is not None and kind in SEARCHED:
-                body = block_text(kind, payload) if search_text else None
-                if body or not search_text:  # the key alone: the engine reads the text from the block
-                    search.append({"conversation_id": conversation_id, "seq": seq, "position": position,
-                                   "kind": kind, "body": body})
             rows.append(_block_row(kind, payload, conversation_id=conversation_id, seq=seq,
                                    position=position, blobs=blobs, budget=budget))
     return rows
@@ -108,8 +100,7 @@ SEARCH_CHARS = 100_000
 
 
 def block_text(kind: str, payload: Mapping[str, Any]) -> str:
-    """What ``search`` finds a block by (``payload`` is the block dumped, before its row is
-    built): its text; a tool call's name and arguments as the source wrote them; a result's
+    """What ``search`` finds a block by (``payload``: the block's fields, ``block_fields``): its text; a tool call's name and arguments as the source wrote them; a result's
     tool name and output, the text of every nested block included."""
     if kind == "tool_call":
         args = payload.get("arguments_raw")

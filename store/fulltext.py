@@ -1,35 +1,41 @@
-"""What each database's full-text engine needs kept in step with the blocks (revision 0006).
+"""The full-text index: kept up to date by the search that needs it (revision 0009).
+
+A write does not index what it stores: it only notes, in ``conversations.index_from``,
+the first of the conversation's own messages the index does not hold yet. A search first
+indexes every such message of its namespace (:func:`catch_up`, one write transaction with
+those conversations' rows locked, a fixed number of statements per 500 conversations), then
+matches. So appends and imports pay nothing for search, a search sees everything committed
+before it began, and a store nobody searches keeps no index at all.
 
 The text a block is found by is the same on every backend: its text, its tool name, and a
 call's arguments as the source wrote them (or a result's nested output), at most
 ``SEARCH_CHARS`` characters. Each engine gets it its own cheapest way:
 
 - SQLite: a contentless FTS5 table (the text is not stored twice) whose rowids are those of
-  ``search`` rows holding the block's key. convstore inserts a chunk's entries after its
-  blocks, and removes entries before their blocks go, computing the text from the blocks
-  both times (FTS5 removes a contentless entry by its text); statements, not triggers, which
-  cost FTS5 four times as much per row.
-- PostgreSQL: a GIN index on ``to_tsvector(config, <the text>)`` over ``blocks`` itself: the
-  index is all it needs, ``search`` stays empty.
-- MariaDB/MySQL: FULLTEXT indexes stored columns only, so ``search`` rows hold the text.
+  ``search`` rows holding the block's key. Entries are removed before their blocks go,
+  computing the text from the blocks as when they were added (FTS5 removes a contentless
+  entry by its text).
+- PostgreSQL: ``search`` rows hold the text (computed in SQL from the block's row) under a
+  GIN index on its ``tsvector``.
+- MariaDB/MySQL: ``search`` rows hold the text (computed here, nested outputs as text) under
+  a FULLTEXT index, which indexes stored columns only.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any
 
 import sqlalchemy as sa
 
-from .codec import SEARCH_CHARS, SEARCHED
-from .prepared import Prepared
-from .schema import BlockRow, SearchRow
+from .codec import SEARCH_CHARS, SEARCHED, block_fields, block_text
+from .schema import BlockRow, ConversationRow, SearchRow
 
 blocks_t = BlockRow.__table__
 search_t = SearchRow.__table__
-Rows = Literal["keys", "text"] | None
-
-ROWS: dict[str, Rows] = {"sqlite": "keys", "postgresql": None, "mysql": "text", "mariadb": "text"}
-"""What a ``search`` row holds on each backend: the key only, the text too, or no row at all."""
+conversations = ConversationRow.__table__
+BATCH = 500
+"""Conversations indexed per statement (their ids are the statement's parameters)."""
 
 _JOINED = "coalesce(blocks.tool_name, '') || ' ' || coalesce(blocks.text, '') || ' ' || "
 TEXT_SQL = {
@@ -40,8 +46,6 @@ TEXT_SQL = {
                   f"blocks.payload ->> 'output', ''), {SEARCH_CHARS})",
 }
 """The searched text of a block, computed from its row (a column expression over ``blocks``)."""
-KINDS_SQL = "blocks.kind IN (" + ", ".join(f"'{k}'" for k in sorted(SEARCHED)) + ")"
-"""The searched kinds as a literal predicate: PostgreSQL's partial index is on it."""
 
 FTS = sa.table("search_fts", sa.column("rowid"), sa.column("body"), sa.column("rank"), sa.column("search_fts"))
 """SQLite's FTS5 table (revision 0006)."""
@@ -49,11 +53,85 @@ ON_BLOCK = sa.and_(blocks_t.c.conversation_id == search_t.c.conversation_id, blo
                     blocks_t.c.position == search_t.c.position)
 
 
-def rows_for(dialect: sa.Dialect) -> Rows:
-    return ROWS.get(dialect.name, "text")
+_PENDING = sa.select(conversations.c.id).where(
+    conversations.c.namespace == sa.bindparam("ns"), conversations.c.index_from.is_not(None)).limit(1)
+_LOCK_PENDING = sa.select(conversations.c.id).where(
+    conversations.c.namespace == sa.bindparam("ns"), conversations.c.index_from.is_not(None)
+).order_by(conversations.c.id).with_for_update()
+
+
+def behind(conn: sa.Connection, namespace: str) -> bool:
+    """Whether a conversation of ``namespace`` holds messages the index does not (one
+    statement, on the index of ``(namespace, index_from)``)."""
+    return conn.execute(_PENDING, {"ns": namespace}).first() is not None
+
+
+def pending(conn: sa.Connection, namespace: str) -> int:
+    """How many conversations of ``namespace`` hold messages the index does not."""
+    c = conversations.c
+    return conn.execute(sa.select(sa.func.count()).where(c.namespace == namespace, c.index_from.is_not(None))).scalar()
+
+
+def catch_up(conn: sa.Connection, namespace: str, limit: int | None = None) -> int:
+    """Index every message of ``namespace`` (of at most ``limit`` conversations) the index
+    does not hold yet, in the caller's write transaction; returns how many conversations had
+    some. Their rows stay locked until it ends: a concurrent catch-up waits and then finds
+    nothing left, an append to one of them waits and then notes its own messages."""
+    ids = [str(i) for i in conn.execute(_LOCK_PENDING.limit(limit), {"ns": namespace}).scalars()]
+    index = _INDEXERS.get(conn.dialect.name, _index_text)
+    for start in range(0, len(ids), BATCH):
+        some = ids[start:start + BATCH]
+        index(conn, some)
+        conn.execute(conversations.update().where(conversations.c.id.in_(some)).values(index_from=None))
+    return len(ids)
+
+
+def _pending_blocks(ids: Sequence[str], *columns: Any) -> sa.Select[Any]:
+    """The searchable blocks of these conversations from their ``index_from`` on."""
+    c = conversations.c
+    return (sa.select(*columns).select_from(blocks_t.join(conversations, c.id == blocks_t.c.conversation_id))
+            .where(c.id.in_(ids), blocks_t.c.seq >= c.index_from, blocks_t.c.kind.in_(sorted(SEARCHED))))
+
+
+_KEY = (blocks_t.c.conversation_id, blocks_t.c.seq, blocks_t.c.position, blocks_t.c.kind)
+_KEY_NAMES = ["conversation_id", "seq", "position", "kind"]
+
+
+def _index_sqlite(conn: sa.Connection, ids: Sequence[str]) -> None:
+    before = conn.execute(sa.select(sa.func.coalesce(sa.func.max(sa.literal_column("rowid")), 0))
+                          .select_from(search_t)).scalar()
+    conn.execute(search_t.insert().from_select(_KEY_NAMES, _pending_blocks(ids, *_KEY)))
+    conn.execute(_entries(sa.literal_column("search.rowid") > before, delete=False))
+
+
+def _index_postgresql(conn: sa.Connection, ids: Sequence[str]) -> None:
+    text = sa.literal_column(TEXT_SQL["postgresql"])
+    conn.execute(search_t.insert().from_select([*_KEY_NAMES, "body"], _pending_blocks(ids, *_KEY, text)))
+
+
+_TEXT_SOURCE = (blocks_t.c.kind, blocks_t.c.text, blocks_t.c.media_type, blocks_t.c.tool_name, blocks_t.c.call_id,
+                blocks_t.c.blob_sha256, blocks_t.c.payload)
+
+
+def _index_text(conn: sa.Connection, ids: Sequence[str]) -> None:
+    """MariaDB/MySQL: the text computed here from each block (``codec.block_text``), the
+    blocks read a batch at a time in key order."""
+    key = sa.tuple_(*_KEY[:3])
+    query = _pending_blocks(ids, *_KEY[:3], *_TEXT_SOURCE).order_by(*_KEY[:3]).limit(5000)
+    rows = conn.execute(query).all()
+    while rows:
+        found = [{"conversation_id": r[0], "seq": r[1], "position": r[2], "kind": r[3], "body": body}
+                 for r in rows if (body := block_text(r[3], block_fields(r[3:], {})))]
+        if found:
+            conn.execute(search_t.insert(), found)
+        rows = conn.execute(query.where(key > sa.tuple_(*rows[-1][:3]))).all()
+
+
+_INDEXERS = {"sqlite": _index_sqlite, "postgresql": _index_postgresql}
 
 
 def _entries(*where: Any, delete: bool) -> sa.Insert:
+    """SQLite: add (or remove) the FTS5 entries of the ``search`` rows matching ``where``."""
     text = sa.literal_column(TEXT_SQL["sqlite"])
     columns = [sa.literal_column("search.rowid"), text]
     if delete:  # FTS5's delete command: removes the entry with this rowid and exactly this text
@@ -61,17 +139,6 @@ def _entries(*where: Any, delete: bool) -> sa.Insert:
     selected = sa.select(*columns).select_from(search_t.join(blocks_t, ON_BLOCK)).where(*where)
     names = ["search_fts", "rowid", "body"] if delete else ["rowid", "body"]
     return sa.insert(FTS).from_select(names, selected)
-
-
-# An append runs this: compiled once, on the driver's cursor (see store.prepared).
-_INDEX = Prepared(_entries(search_t.c.conversation_id == sa.bindparam("cid"), search_t.c.seq >= sa.bindparam("lo"),
-                           search_t.c.seq < sa.bindparam("hi"), delete=False))
-
-
-def index(conn: sa.Connection, conversation_id: str, first_seq: int, stop_seq: int) -> None:
-    """Index the ``search`` rows just written for messages ``first_seq <= seq < stop_seq``."""
-    if conn.dialect.name == "sqlite":
-        _INDEX.run(conn, cid=conversation_id, lo=first_seq, hi=stop_seq)
 
 
 def forget(conn: sa.Connection, *where: Any) -> None:

@@ -129,6 +129,7 @@ def new_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, *,
         "id": conversation_id, "namespace": scope.namespace, "key": key, "title": title,
         "source_format": source_format, "message_count": message_count, "created_at": stamp, "updated_at": stamp,
         "metadata": metadata or None, "expires_at": expires_at, "parent_id": parent_id, "fork_seq": fork_seq,
+        "index_from": 0 if message_count and parent_id is None else None,  # a fork's own messages: none yet
     })
     if tags:
         conn.execute(tags_t.insert(), [{"conversation_id": conversation_id, "tag": t} for t in tags])
@@ -166,10 +167,11 @@ def locked_count(conn: sa.Connection, scope: Scope, conversation_id: str) -> int
 _LOCKED_COUNT = Prepared(sa.select(conversations.c.message_count).where(*_OWNED).with_for_update())
 
 
-_RESERVE_STATEMENT = (
-    conversations.update()
-    .where(*_OWNED)
-    .values(message_count=conversations.c.message_count + sa.bindparam("n"), updated_at=sa.bindparam("now"))
+# index_from first: MySQL assigns left to right, each value seeing those assigned before it.
+_RESERVE_STATEMENT = conversations.update().where(*_OWNED).ordered_values(
+    (conversations.c.index_from, sa.func.coalesce(conversations.c.index_from, conversations.c.message_count)),
+    (conversations.c.message_count, conversations.c.message_count + sa.bindparam("n")),
+    (conversations.c.updated_at, sa.bindparam("now")),
 )
 _RESERVE = Prepared(_RESERVE_STATEMENT)
 _RESERVE_RETURNING = Prepared(_RESERVE_STATEMENT.returning(conversations.c.message_count))
@@ -302,10 +304,11 @@ def truncate(conn: sa.Connection, scope: Scope, conversation_id: str, keep: int)
         conn.execute(blobs_t.delete().where(
             blobs_t.c.conversation_id == cid, blobs_t.c.sha256.not_in(used),
             *([blobs_t.c.sha256.not_in(nested)] if nested else [])))
-    fork_seq = conversations.c.fork_seq
+    fork_seq, index_from = conversations.c.fork_seq, conversations.c.index_from
     conn.execute(conversations.update().where(conversations.c.id == cid).values(
         message_count=keep, updated_at=now(),
-        fork_seq=sa.case((fork_seq > keep, keep), else_=fork_seq)))  # a fork's shared prefix shrinks with it
+        fork_seq=sa.case((fork_seq > keep, keep), else_=fork_seq),  # a fork's shared prefix shrinks with it
+        index_from=sa.case((index_from >= keep, None), else_=index_from)))  # nothing left from there on
     return count - keep
 
 

@@ -432,10 +432,37 @@ class ConversationStore(StoreBase):
         Query syntax: words (all must match), ``"a phrase"``, ``prefix*``, ``-excluded``.
         Filters: ``role``, ``kind`` (of block: text, tool_call, tool_result, ...),
         ``conversation_id``, ``metadata`` (as in ``list_conversations``). While
-        ``page.next_cursor`` is not None, pass it as ``cursor`` with the same query and filters."""
+        ``page.next_cursor`` is not None, pass it as ``cursor`` with the same query and filters.
+
+        Messages written since the last search are indexed first, in a write transaction of
+        their own (see :meth:`index`)."""
+        args = dict(role=role, kind=kind, conversation_id=conversation_id, metadata=metadata, limit=limit,
+                    cursor=cursor)
+        try:
+            with self._connect() as conn:
+                return search_.search(conn, self.scope, query, **args)
+        except search_.IndexBehind:
+            self._transact(search_.catch_up)
         with self._connect() as conn:
-            return search_.search(conn, self.scope, query, role=role, kind=kind, conversation_id=conversation_id,
-                                  metadata=metadata, limit=limit, cursor=cursor)
+            return search_.search(conn, self.scope, query, indexed=True, **args)
+
+    def index_pending(self) -> int:
+        """How many conversations hold messages the search index does not have yet."""
+        with self._connect() as conn:
+            return search_.pending(conn, self.scope)
+
+    def index(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Bring the search index up to date with everything written to this namespace, and
+        return how many conversations it took in. ``search`` does this itself before it
+        matches; call it after a large import so that the first search does not wait.
+        Works ``search_.BATCH`` conversations per transaction; ``progress(done, total)``."""
+        total = self.index_pending()
+        done = 0
+        while some := self._transact(search_.catch_up, search_.BATCH):
+            done += some
+            if progress is not None:
+                progress(done, max(total, done))
+        return done
 
     def get_tool_call(self, call_id: str, conversation_id: str | None = None) -> ToolCallRecord:
         """A tool call by id: its arguments, status, result and where both are.

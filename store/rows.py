@@ -17,7 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
-from . import bulk, fulltext, links
+from . import bulk, links
 from .chains import END, chain_of, within
 from .codec import BlobSink, block_rows, message_rows
 from .docs import documents
@@ -25,13 +25,12 @@ from .gcpause import paused_gc
 from .limits import Budget, Limits
 from .model import MESSAGES, Message
 from .prepared import Prepared, pipelined
-from .schema import BlobRow, BlockRow, MessageRow, SearchRow, ToolCallRow
+from .schema import BlobRow, BlockRow, MessageRow, ToolCallRow
 
 messages_t = MessageRow.__table__
 blocks_t = BlockRow.__table__
 blobs_t = BlobRow.__table__
 tool_calls_t = ToolCallRow.__table__
-search_t = SearchRow.__table__
 
 
 def insert_chunk(conn: sa.Connection, limits: Limits, conversation_id: str, msgs: Sequence[Message], *,
@@ -43,38 +42,34 @@ def insert_chunk(conn: sa.Connection, limits: Limits, conversation_id: str, msgs
         prior = {seq: start for owner, low, high in within(chain_of(conn, conversation_id), lo)
                  for seq, start in _PRIOR_STARTS.run(conn, cid=owner, lo=low, hi=high)}
     rows = chunk_rows(limits, conversation_id, msgs, first_seq=first_seq, index_base=index_base,
-                      known=known, prior_starts=prior, search=fulltext.rows_for(conn.dialect))
+                      known=known, prior_starts=prior)
     write_rows(conn, conversation_id, rows, fresh=fresh)
 
 
 @dataclass
 class ChunkRows:
     """Everything one chunk of messages writes: rows per table, and links of stored calls
-    that the chunk answers."""
+    that the chunk answers (no ``search`` rows: a search writes them, ``store.fulltext``)."""
 
     blobs: BlobSink
     messages: list[dict[str, Any]]
     blocks: list[dict[str, Any]]
     tool_calls: list[dict[str, Any]]
     link_updates: list[dict[str, Any]]
-    search: list[dict[str, Any]]
 
 
 def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message], *, first_seq: int,
                index_base: int = 0, known: dict[str, links.KnownCall] | None = None,
-               prior_starts: dict[int, int] | None = None, search: fulltext.Rows = "text") -> ChunkRows:
+               prior_starts: dict[int, int] | None = None) -> ChunkRows:
     """The rows of ``msgs`` stored from ``first_seq`` on, checked against ``limits``
     (pure CPU: no I/O). ``known`` are stored calls the chunk may answer, ``prior_starts`` the
-    window starts of stored messages from the earliest open call on; ``search`` what the
-    ``search`` rows hold (``store.fulltext.ROWS``)."""
+    window starts of stored messages from the earliest open call on."""
     blobs = BlobSink(conversation_id)
     with paused_gc():  # pure CPU, no I/O inside: the collector is back on before anything else runs
         budgets = [Budget(index_base + i, limits) for i in range(len(msgs))]
         dumped = MESSAGES.dump_python(list(msgs), exclude_defaults=True)
-        searched: list[dict[str, Any]] = []
         blocks = block_rows(msgs, dumped, conversation_id=conversation_id, first_seq=first_seq, blobs=blobs,
-                            budgets=budgets, search=None if search is None else searched,
-                            search_text=search == "text")
+                            budgets=budgets)
         plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
                           known=known or {}, prior_starts=prior_starts or {})
         rows = message_rows(dumped, conversation_id=conversation_id, first_seq=first_seq,
@@ -82,7 +77,7 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message], *,
                             docs=documents(msgs, skip=plan.unanswered))
         for budget in budgets:
             budget.check()
-    return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates, searched)
+    return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates)
 
 
 def write_rows(conn: sa.Connection, conversation_id: str, rows: ChunkRows, *, fresh: bool) -> None:
@@ -93,11 +88,8 @@ def write_rows(conn: sa.Connection, conversation_id: str, rows: ChunkRows, *, fr
     with pipelined(conn) if small else nullcontext():
         bulk.insert(conn, messages_t, rows.messages)
         bulk.insert(conn, blocks_t, rows.blocks)
-        bulk.insert(conn, search_t, rows.search)
         bulk.insert(conn, tool_calls_t, rows.tool_calls)
         _LINK_RESULT.run_many(conn, rows.link_updates)
-    if rows.search:  # after its blocks: the index reads their text
-        fulltext.index(conn, conversation_id, rows.messages[0]["seq"], rows.messages[-1]["seq"] + 1)
 
 
 _PRIOR_STARTS = Prepared(sa.select(messages_t.c.seq, messages_t.c.window_start).where(

@@ -1,4 +1,4 @@
-"""The relational schema: typed ORM rows over seven tables (revision 0008).
+"""The relational schema: typed ORM rows over seven tables (revision 0009).
 
 Hybrid rows: what users query (kind, text, call id, tool name, media type,
 sequence) is a real column; the rest of a block goes into a JSON ``payload``;
@@ -238,10 +238,12 @@ class ConversationRow(Base):
     # (namespace, key) also serves every lookup by namespace (its leading column). The two
     # indexes give list_conversations a page from an index range, in either order it sorts by.
     # The index on parent_id finds a conversation's forks (before a delete, prune or truncate).
+    # The one on (namespace, index_from) finds what a search must index first (store.fulltext).
     __table_args__ = (sa.UniqueConstraint("namespace", "key"),
                       sa.Index(None, "namespace", "created_at", "id"),
                       sa.Index(None, "namespace", "updated_at", "id"),
-                      sa.Index(None, "parent_id"))
+                      sa.Index(None, "parent_id"),
+                      sa.Index(None, "namespace", "index_from"))
 
     id: Mapped[str] = mapped_column(Id, primary_key=True)
     namespace: Mapped[str] = mapped_column(SafeString(128))
@@ -259,6 +261,10 @@ class ConversationRow(Base):
     parent_id: Mapped[str | None] = mapped_column(Id, sa.ForeignKey("conversations.id"))
     """A fork's parent: the conversation whose first ``fork_seq`` messages it shares (``store.forks``)."""
     fork_seq: Mapped[int | None]
+    index_from: Mapped[int | None]
+    """The first of the conversation's own messages the full-text index does not hold yet
+    (all from there on); NULL: it holds them all. Writes set it, a search indexes from it
+    (revision 0009, ``store.fulltext``)."""
 
 
 def _conversation_id() -> Mapped[str]:
@@ -335,9 +341,9 @@ class BlockRow(Base):
 class SearchRow(Base):
     """A block with searchable text (text, reasoning, a tool call's name and arguments, a
     result's output), as the database's full-text engine needs it (``store.fulltext``;
-    revision 0006): on SQLite the key, whose rowid names the FTS5 entry (so a rowid table);
-    on MariaDB/MySQL the text too, for FULLTEXT; no rows on PostgreSQL, which indexes
-    ``blocks`` itself."""
+    revisions 0006 and 0009), written when a search first needs it: on SQLite the key, whose
+    rowid names the FTS5 entry (so a rowid table); on PostgreSQL and MariaDB/MySQL the text
+    too, under a GIN index on its ``tsvector`` or a FULLTEXT index."""
 
     __tablename__ = "search"
     __table_args__ = (

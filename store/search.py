@@ -1,8 +1,9 @@
 """Full-text search over a namespace's messages, by the database's own engine.
 
 Every block with text (text, reasoning, code, errors, a tool call's name and arguments, a
-result's tool name and output) is indexed in the same transaction as it is written or removed
-(``store.fulltext``): SQLite FTS5, PostgreSQL ``tsvector`` + GIN, MariaDB/MySQL FULLTEXT.
+result's tool name and output) is indexed by the first search after it was written, and
+leaves the index with it (``store.fulltext``): SQLite FTS5, PostgreSQL ``tsvector`` + GIN,
+MariaDB/MySQL FULLTEXT.
 
 One query syntax on every backend (:func:`parse`): words, all of which must match;
 ``"quoted phrases"``; ``word*`` for a prefix; ``-word`` or ``-"a phrase"`` to exclude.
@@ -32,6 +33,7 @@ from .operations import (
 )
 
 DEFAULT_PAGE = 20
+BATCH = fulltext.BATCH
 ROLES = ("system", "user", "assistant", "tool")
 
 
@@ -110,7 +112,7 @@ def _boolean_mode(terms: list[Term]) -> str:
 
 
 def _pg_config(conn: sa.Connection) -> str:
-    """The text search configuration revision 0006 built the index with."""
+    """The text search configuration the index was built with (revision 0006, kept by 0009)."""
     definition = conn.execute(sa.text("SELECT pg_get_indexdef(to_regclass('ix_search_body'))")).scalar()
     found = re.search(r"to_tsvector\('([^']+)'::regconfig", definition or "")
     return found[1] if found else "english"
@@ -137,10 +139,8 @@ def _engine(conn: sa.Connection, terms: list[Term]) -> _Engine:
     if dialect == "postgresql":
         config = sa.literal_column(f"'{_pg_config(conn)}'::regconfig")
         query = sa.func.to_tsquery(config, sa.bindparam("q", _tsquery(terms)))
-        text = sa.literal_column(fulltext.TEXT_SQL["postgresql"])
-        vector = sa.func.to_tsvector(config, text)  # the expression the GIN index holds, on its kinds
-        return _Engine(b, b, [vector.op("@@")(query), sa.literal_column(fulltext.KINDS_SQL)],
-                       sa.func.ts_rank(vector, query), text)
+        vector = sa.func.to_tsvector(config, s.c.body)  # the expression the GIN index holds
+        return _Engine(s, s, [vector.op("@@")(query)], sa.func.ts_rank(vector, query), s.c.body)
     match = mysql.match(s.c.body, against=sa.bindparam("q", _boolean_mode(terms))).in_boolean_mode()
     return _Engine(s, s, [match], match, s.c.body)
 
@@ -152,11 +152,27 @@ def _decode(cursor: str | None, query: str) -> int:
     return 0 if cursor is None else decode_key(cursor, accept, "query")
 
 
+class IndexBehind(Exception):
+    """The index lacks messages of the namespace: index them (``fulltext.catch_up``, in a
+    write transaction), then search again with ``indexed=True``."""
+
+
+def catch_up(conn: sa.Connection, scope: Scope, limit: int | None = None) -> int:
+    """``fulltext.catch_up`` for the scope's namespace (a write transaction's work)."""
+    return fulltext.catch_up(conn, scope.namespace, limit)
+
+
+def pending(conn: sa.Connection, scope: Scope) -> int:
+    return fulltext.pending(conn, scope.namespace)
+
+
 def search(conn: sa.Connection, scope: Scope, query: str, *, role: str | None = None, kind: str | None = None,
            conversation_id: str | None = None, metadata: Mapping[str, Any] | None = None,
-           limit: int | None = DEFAULT_PAGE, cursor: str | None = None) -> Page[SearchHit]:
+           limit: int | None = DEFAULT_PAGE, cursor: str | None = None, indexed: bool = False) -> Page[SearchHit]:
     """One page of the namespace's blocks matching ``query``, best first (see
-    ``ConversationStore.search``): one statement (three scoped to a conversation)."""
+    ``ConversationStore.search``): two statements (four scoped to a conversation), one when
+    ``indexed`` (the caller has just brought the index up to date). Raises ``IndexBehind``
+    when the index lacks messages of the namespace."""
     terms = parse(query)
     check_limit(limit)
     offset = _decode(cursor, query)
@@ -166,6 +182,8 @@ def search(conn: sa.Connection, scope: Scope, query: str, *, role: str | None = 
         raise InputError(f"kind must be one of {', '.join(sorted(SEARCHED))}, got {kind!r}")
     if limit == 0:
         return Page()
+    if not indexed and fulltext.behind(conn, scope.namespace):
+        raise IndexBehind
     m, c = messages_t, conversations
     engine = _engine(conn, terms)
     k = engine.keyed.c

@@ -201,15 +201,19 @@ def test_every_engine_indexes_the_same_text_as_revision_0006(store, backend):
 
     from store import fulltext
 
-    path = Path(__file__).resolve().parents[1] / "migrations" / "versions" / "0006_search.py"
-    spec = importlib.util.spec_from_file_location("revision_0006", path)
-    revision = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(revision)
-    assert revision.TEXT_SQL == fulltext.TEXT_SQL and revision.SEARCHED == fulltext.SEARCHED
+    for name in ("0006_search.py", "0009_search_indexed_when_searched.py"):  # 0009 indexes on a downgrade
+        path = Path(__file__).resolve().parents[1] / "migrations" / "versions" / name
+        spec = importlib.util.spec_from_file_location(f"revision_{name[:4]}", path)
+        revision = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(revision)
+        assert revision.TEXT_SQL == fulltext.TEXT_SQL and revision.SEARCHED == fulltext.SEARCHED
     if backend == "sqlite":  # every entry goes with its block: one FTS5 document per search row
         cid = store.save(OPENAI_CHAT)
+        store.search("Kyoto")
         store.pop(cid, 3)
-        store.replace(store.save(chat(8)), chat(2))
+        other = store.save(chat(8))
+        store.search("question")
+        store.replace(other, chat(2))
         with store.engine.connect() as conn:
             documents = conn.exec_driver_sql("SELECT count(*) FROM search_fts_docsize").scalar()
             rows = conn.exec_driver_sql("SELECT count(*) FROM search").scalar()
