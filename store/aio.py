@@ -334,10 +334,12 @@ class AsyncConversationStore(StoreBase):
     async def search(self, query: str, *, role: str | None = None, kind: str | None = None,
                      conversation_id: str | None = None, metadata: dict[str, Any] | None = None,
                      limit: int | None = search_.DEFAULT_PAGE,
-                     cursor: str | None = None) -> Page[search_.SearchHit]:
+                     cursor: str | None = None, index: bool = True) -> Page[search_.SearchHit]:
         """One page of full-text hits; see :meth:`store.ConversationStore.search`."""
         args = dict(role=role, kind=kind, conversation_id=conversation_id, metadata=metadata, limit=limit,
                     cursor=cursor)
+        if not index:
+            return await self._run(False, search_.search, query, indexed=True, **args)
         try:
             return await self._run(False, search_.search, query, **args)
         except search_.IndexBehind:

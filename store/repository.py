@@ -425,7 +425,8 @@ class ConversationStore(StoreBase):
 
     def search(self, query: str, *, role: str | None = None, kind: str | None = None,
                conversation_id: str | None = None, metadata: dict[str, Any] | None = None,
-               limit: int | None = search_.DEFAULT_PAGE, cursor: str | None = None) -> Page[search_.SearchHit]:
+               limit: int | None = search_.DEFAULT_PAGE, cursor: str | None = None,
+               index: bool = True) -> Page[search_.SearchHit]:
         """This namespace's message text, tool names, arguments and results matching
         ``query``, best first: one page (a list) of ``SearchHit`` (conversation, message
         ``seq``, block ``position`` and kind, role, a snippet with its highlighted words).
@@ -435,9 +436,13 @@ class ConversationStore(StoreBase):
         ``page.next_cursor`` is not None, pass it as ``cursor`` with the same query and filters.
 
         Messages written since the last search are indexed first, in a write transaction of
-        their own (see :meth:`index`)."""
+        their own (see :meth:`index`); ``index=False`` matches what the index holds already,
+        writing nothing (on a read-only connection)."""
         args = dict(role=role, kind=kind, conversation_id=conversation_id, metadata=metadata, limit=limit,
                     cursor=cursor)
+        if not index:
+            with self._connect() as conn:
+                return search_.search(conn, self.scope, query, indexed=True, **args)
         try:
             with self._connect() as conn:
                 return search_.search(conn, self.scope, query, **args)

@@ -19,7 +19,7 @@ from store import ConversationStore, Message
 from store import io as store_io
 from store.db import create_engine
 from store.demo import samples
-from store.errors import InputError, SchemaOutdatedError
+from store.errors import DatabaseError, InputError, SchemaOutdatedError
 from store.formats import FORMATS, Loss
 from store.model import (AudioBlock, CodeBlock, DataBlock, ErrorBlock, FileBlock, ImageBlock, ReasoningBlock,
                          TextBlock, ToolCallBlock, ToolResultBlock)
@@ -292,7 +292,11 @@ def test_hostile_content_is_escaped_everywhere(store, client, database_url, name
 
 def test_search_hits_link_to_their_message_and_are_escaped(store, client):
     cid = store.save([{"role": "user", "content": "plain"}, {"role": "user", "content": HOSTILE + " alert me"}])
+    page = client.get("/?q=alert").text  # the viewer writes nothing: not indexed yet, and it says so
+    assert "No message matches" in page and "1 conversation changed since" in page and "convstore index" in page
+    store.index()
     page = client.get("/?q=alert").text
+    assert "changed since" not in page
     assert f'href="/c/{cid}?start=0#m1"' in page and "<mark>alert</mark>" in page
     assert_inert(page)
     assert "No message matches" in client.get("/?q=zzzqqq").text
@@ -410,3 +414,24 @@ def test_the_command_module_imports_nothing_optional():
     source = open(command.__file__, encoding="utf-8").read()
     top_level = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
     assert not any(re.search(r"\b(starlette|jinja2|uvicorn|markdown_it)\b", line) for line in top_level)
+
+
+def test_serve_brings_the_search_index_up_to_date_first(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    with ConversationStore(url) as store:
+        store.save(chat(2))
+    runs = []
+    monkeypatch.setattr("uvicorn.run", lambda app, **kwargs: runs.append(kwargs))
+    out, sink = console()
+    command.serve(url, "default", host="127.0.0.1", port=8765, allow_remote=False, console=out)
+    assert "indexed 1 conversation for search" in sink.getvalue()
+    with ConversationStore(url) as store:
+        assert store.index_pending() == 0
+        store.save(chat(2))
+
+    def refused(self, progress=None):
+        raise DatabaseError("attempt to write a readonly database")
+    monkeypatch.setattr(ConversationStore, "index", refused)  # a database this user may only read
+    out, sink = console()
+    command.serve(url, "default", host="127.0.0.1", port=8765, allow_remote=False, console=out)
+    assert "the search index was not brought up to date (attempt to write" in sink.getvalue() and len(runs) == 2

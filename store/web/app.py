@@ -139,17 +139,18 @@ class _Views:
     def conversations(self, request: Request) -> Response:
         params = request.query_params
         source_format = params.get("format") or None
-        query, hits, problem = params.get("q", "").strip(), None, None
+        query, hits, problem, behind = params.get("q", "").strip(), None, None, 0
         if query:
-            try:
-                hits = self.store.search(query, limit=SEARCH_PAGE)
+            try:  # the viewer writes nothing: what the index holds (convstore serve indexes first)
+                hits = self.store.search(query, limit=SEARCH_PAGE, index=False)
+                behind = self.store.index_pending()
             except InputError as exc:  # a query with nothing to find: said beside the box
                 problem = str(exc)
         page = self.store.list_conversations(source_format=source_format, order_by="updated_at",
                                              limit=LIST_PAGE, cursor=params.get("cursor") or None)
         counts = data.tool_call_counts(self.store, [c.id for c in page])
         return self._page(request, "conversations.html", page=page, counts=counts, source_format=source_format,
-                          query=query, hits=hits, problem=problem)
+                          query=query, hits=hits, problem=problem, behind=behind)
 
     def conversation(self, request: Request) -> Response:
         last = _int(request, "last", low=1)

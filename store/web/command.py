@@ -11,7 +11,7 @@ import ipaddress
 
 from rich.console import Console
 
-from ..errors import InputError
+from ..errors import ConvstoreError, InputError
 
 MISSING_EXTRA = "convstore serve needs the serve extra: pip install 'convstore[serve]'"
 _NEEDS = ("starlette", "jinja2", "markdown_it", "uvicorn")
@@ -30,6 +30,20 @@ def is_loopback(host: str) -> bool:
 def url_of(host: str, port: int) -> str:
     host = host.strip("[]")
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def _index(db_url: str, namespace: str, console: Console) -> None:
+    """Bring the search index up to date before the viewer, which writes nothing, searches it;
+    a database this user may not write to is served all the same."""
+    from ..repository import ConversationStore
+
+    try:
+        with ConversationStore(db_url, namespace=namespace, create=False) as writable:
+            if count := writable.index():
+                console.print(f"indexed {count} conversation{'s' if count != 1 else ''} for search")
+    except ConvstoreError as exc:
+        console.print(f"[bold yellow]warning:[/] the search index was not brought up to date ({exc}); "
+                      "the viewer searches what it holds")
 
 
 def serve(db_url: str, namespace: str, *, host: str, port: int, allow_remote: bool, console: Console) -> None:
@@ -52,6 +66,7 @@ def serve(db_url: str, namespace: str, *, host: str, port: int, allow_remote: bo
 
     store = open_store(db_url, namespace)
     try:
+        _index(db_url, namespace, console)
         if not local:
             console.print(f"[bold yellow]warning:[/] serving on {host}, reachable from other machines; "
                           "anyone who can reach it reads every conversation (no login)")
