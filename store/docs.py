@@ -9,6 +9,10 @@ parse, with no canonical model built. Everything else takes the canonical path, 
 the very same value: a message of another format, one whose writing reports a loss (loss
 reports come from the canonical path only), one that orjson would not read back exactly, one
 above :data:`MAX_DOC`, and every row stored before revision 0008.
+
+Where the writer would give an input item back as it is (``Format.verbatim``: most OpenAI
+messages), the item itself is the document (:func:`read`), not written again: a save then
+writes no message twice.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ import sqlalchemy as sa
 from .chains import Chain, within
 from .errors import ConvstoreError
 from .exactjson import has_nonfinite
-from .formats import FORMATS, NEEDS_CALL_IDS, Losses
+from .formats import FORMATS, NEEDS_CALL_IDS, Losses, read as read_format
+from .formats._common import message_list
 from .formats._ids import missing_ids
 from .model import Message
 from .prepared import Prepared
@@ -39,13 +44,49 @@ PER_MESSAGE = frozenset(_WRITERS)
 """The formats whose messages get a document."""
 
 
+class Batch(list[Message]):
+    """Messages read from input, with ``given``: for each, its source item as its document
+    where the writer would give that item back as it is (``Format.verbatim``), else None.
+    A slice is a batch of the slice's messages and documents."""
+
+    def __init__(self, msgs: Sequence[Message], given: Sequence[str | None]) -> None:
+        super().__init__(msgs)
+        self.given = list(given)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return Batch(list.__getitem__(self, index), self.given[index])
+        return list.__getitem__(self, index)
+
+
+def read(data: Any, format: str) -> list[Message]:
+    """``formats.read``, keeping as documents the input items its writer would give back as
+    they are (a :class:`Batch`): those messages are not written again to get their document."""
+    msgs = read_format(data, format)
+    name = msgs[0].source_format if format == "auto" and msgs else format
+    verbatim = FORMATS[name].verbatim if name in FORMATS else None  # type: ignore[index]
+    if verbatim is None:
+        return msgs
+    items = message_list(data, name)  # type: ignore[arg-type]
+    if len(items) != len(msgs):
+        return msgs
+    return Batch(msgs, [_given(item) if verbatim(item) else None for item in items])
+
+
+def _given(item: Any) -> str | None:
+    data = orjson.dumps(item)
+    return data.decode() if len(data) <= MAX_DOC else None
+
+
 def documents(msgs: Sequence[Message], skip: Collection[int] = ()) -> list[str | None]:
     """Each message as its source format writes it: JSON items separated by commas (a
     message may write several), or None where the canonical path has to write it. ``skip``:
     the indexes of messages holding a result that answers no call (``links.plan``), which the
-    writers report only in a list."""
+    writers report only in a list. A :class:`Batch` gives some documents already."""
     sinks: dict[str, Losses] = {}
-    return [None if index in skip else _document(msg, index, sinks) for index, msg in enumerate(msgs)]
+    given = msgs.given if isinstance(msgs, Batch) else [None] * len(msgs)
+    return [None if index in skip else doc if doc is not None else _document(msg, index, sinks)
+            for index, (msg, doc) in enumerate(zip(msgs, given))]
 
 
 def _document(msg: Message, index: int, sinks: dict[str, Losses]) -> str | None:

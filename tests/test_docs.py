@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 import store
 from store import ConversationStore, backfill
+from store import docs as store_docs
 from store.docs import MAX_DOC, PER_MESSAGE
-from store.formats import FORMATS, convert, read, write
+from store.formats import FORMATS, Losses, convert, read, write
 from tests.samples import OPENAI_CHAT, chat, tool_turn
 from tests.test_cli import run as run_cli
 from tests.test_openai_format import messages as openai_messages
@@ -240,3 +242,50 @@ def test_db_upgrade_fills_the_documents_of_older_rows(empty_database_url):
     with ConversationStore(empty_database_url) as s:
         assert None not in docs_of(s, cid)
     assert "documents" not in run_cli("db", "upgrade", db=empty_database_url).stdout  # nothing left
+
+
+# Items near the shapes ``Format.verbatim`` accepts: names, unknown keys of every kind (OpenAI's
+# own among them), call ids empty or not, content absent, null or text.
+_short = st.text(max_size=6)
+_extra = st.dictionaries(st.sampled_from(["reasoning_content", "x_note", "audio", "refusal", "function_call", "name"]),
+                         st.one_of(_short, st.none(), st.integers()), max_size=2)
+_call = st.builds(lambda i, n, a: {"id": i, "type": "function", "function": {"name": n, "arguments": a}},
+                  st.text(max_size=3), _short, st.one_of(_short, st.just('{"a": 1}'), st.just("[1e400]")))
+_content = st.one_of(st.just({}), st.builds(lambda c: {"content": c}, st.one_of(st.none(), _short)))
+_items = st.one_of(
+    st.builds(lambda r, c, e: {"role": r, "content": c, **e}, st.sampled_from(["system", "developer", "user"]),
+              _short, _extra),
+    st.builds(lambda c, calls, e: {"role": "assistant", **c, **calls, **e}, _content,
+              st.one_of(st.just({}), st.builds(lambda calls: {"tool_calls": calls}, st.lists(_call, max_size=2))),
+              _extra),
+    st.builds(lambda i, c, e: {"role": "tool", "tool_call_id": i, "content": c, **e}, st.text(max_size=3), _short,
+              _extra),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.lists(_items, max_size=4), openai_messages))
+def test_an_item_kept_as_its_own_document_is_what_the_writer_gives(data):
+    """``Format.verbatim`` may only accept what the writer gives back unchanged: then a stored
+    item is the very document a save would have written."""
+    try:
+        msgs = read(copy.deepcopy(data), "openai")
+    except store.errors.InputError:
+        return
+    writer = FORMATS["openai"].write_message
+    for index, (item, msg) in enumerate(zip(data, msgs, strict=True)):
+        if FORMATS["openai"].verbatim(item):
+            losses = Losses("openai")
+            assert writer(msg, index, losses) == [item]
+            assert not losses or item["role"] == "tool"  # a result answering no call: never kept (links.plan)
+
+
+def test_a_save_keeps_the_items_the_writer_gives_back_as_their_documents(store):
+    data = copy.deepcopy(OPENAI_CHAT) + [{"role": "assistant", "content": "x", "reasoning_content": "why"}]
+    batch = store_docs.read(copy.deepcopy(data), "openai")
+    assert isinstance(batch, store_docs.Batch) and batch[1:3].given == batch.given[1:3]
+    kept = [doc for doc in batch.given if doc is not None]
+    assert kept and len(kept) < len(data)  # OPENAI_CHAT holds an image part: that one is written
+    cid = store.save(copy.deepcopy(data))
+    assert [json.loads(d) for d in docs_of(store, cid)] == data
+    assert store.load(cid) == data == canonical_path(store, cid)

@@ -48,11 +48,15 @@ class Format:
     """One message's items (its index, where losses go), for formats whose ``from_canonical``
     writes each message on its own, its output their concatenation: such messages keep a
     stored document (``store.docs``)."""
+    verbatim: Callable[[Any], bool] | None = None
+    """Whether ``write_message`` gives an input item back as it is (then the item is its
+    message's stored document, not written again); for formats reading an item per message."""
 
     @classmethod
     def from_module(cls, module: ModuleType, description: str) -> Format:
         return cls(module.NAME, module.to_canonical, module.from_canonical, module.looks_like, description,
-                   getattr(module, "to_canonical_stream", None), getattr(module, "write_message", None))
+                   getattr(module, "to_canonical_stream", None), getattr(module, "write_message", None),
+                   getattr(module, "verbatim", None))
 
 
 _ADAPTERS: tuple[tuple[ModuleType, str], ...] = (

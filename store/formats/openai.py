@@ -318,6 +318,44 @@ def looks_like(data: Any) -> bool:
     return bool(msgs) and all(_looks_like_message(m) for m in msgs)
 
 
+# The keys a message of each role may hold for ``verbatim``; any other must be none of OpenAI's own.
+_VERBATIM_KEYS = {
+    "system": {"role", "content", "name"}, "developer": {"role", "content", "name"},
+    "user": {"role", "content", "name"}, "assistant": {"role", "content", "name", "tool_calls"},
+    "tool": {"role", "content", "tool_call_id"},
+}
+
+
+def _plain_call(call: Any) -> bool:
+    if type(call) is not dict or call.keys() != {"id", "type", "function"} or call["type"] != "function":
+        return False
+    function = call["function"]
+    return (type(call["id"]) is str and call["id"] != "" and type(function) is dict
+            and function.keys() == {"name", "arguments"} and type(function["name"]) is str
+            and type(function["arguments"]) is str)
+
+
+def verbatim(item: Any) -> bool:
+    """Whether the writer gives ``item`` back as it is for the message read from it, so that
+    its stored document can be the item itself (``store.docs``): string content, a name,
+    function calls with ids, a result's call id, unknown keys holding strings (kept in
+    extras), the shapes agents write most. A property test holds it to the writer."""
+    if type(item) is not dict or (allowed := _VERBATIM_KEYS.get(item.get("role"))) is None:  # type: ignore[arg-type]
+        return False
+    for key, value in item.items():
+        if key not in allowed and (type(key) is not str or key in _OPENAI_KEYS or type(value) is not str):
+            return False
+    content, role = item.get("content"), item["role"]
+    if type(content) is not str and not (role == "assistant" and content is None):
+        return False
+    if "name" in item and type(item["name"]) is not str:
+        return False
+    if role == "tool":
+        return type(item.get("tool_call_id")) is str and item["tool_call_id"] != ""
+    calls = item.get("tool_calls", [])
+    return type(calls) is list and all(_plain_call(call) for call in calls)
+
+
 from ._openai_write import from_canonical, write_message  # noqa: E402  (the writer imports the names above)
 
 __all__ = ["NAME", "from_canonical", "looks_like", "to_canonical", "to_canonical_stream"]
