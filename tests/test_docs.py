@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import store
 from store import ConversationStore, backfill
-from store import docs as store_docs
+from store import docs as store_docs, operations as store_ops
 from store.docs import MAX_DOC, PER_MESSAGE
 from store.formats import FORMATS, Losses, convert, read, write
 from tests.samples import OPENAI_CHAT, chat, tool_turn
@@ -289,3 +289,12 @@ def test_a_save_keeps_the_items_the_writer_gives_back_as_their_documents(store):
     cid = store.save(copy.deepcopy(data))
     assert [json.loads(d) for d in docs_of(store, cid)] == data
     assert store.load(cid) == data == canonical_path(store, cid)
+
+
+def test_each_chunk_of_a_save_keeps_its_own_items_as_documents(store, monkeypatch):
+    monkeypatch.setattr(store_ops, "CHUNK", 3)
+    data = chat(11)
+    cid = store.save(copy.deepcopy(data))
+    assert [json.loads(d) for d in docs_of(store, cid)] == data
+    store.replace(cid, copy.deepcopy(data[:7]))
+    assert [json.loads(d) for d in docs_of(store, cid)] == data[:7]
