@@ -16,7 +16,8 @@ from . import db
 from .chains import END
 from .codec import messages_from_rows
 from .docs import PER_MESSAGE, documents
-from .operations import CHUNK, fetch_rows, messages_t, tool_calls_t
+from .fetch import fetch_rows
+from .operations import CHUNK, messages_t, tool_calls_t
 
 _m, _t = messages_t, tool_calls_t
 _WITHOUT = sa.and_(_m.c.doc.is_(None), _m.c.source_format.in_(sorted(PER_MESSAGE)))

@@ -15,15 +15,16 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict
 
 from . import docs, fulltext, rows
 from .chains import END as _END, Chain, chain_for, chain_of, within
-from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, blob_refs, from_utc, messages_from_rows
+from .codec import blob_refs, from_utc
 from .errors import ConversationNotFoundError, InputError, SharedHistoryError
+from .fetch import messages as _messages
 from .limits import Limits
 from .prepared import Prepared
 from .model import Conversation, ConversationUsage, Message
@@ -376,18 +377,6 @@ _WINDOW = (
     .scalar_subquery()
 )
 _CONVERSATION_AND_WINDOW = Prepared(sa.select(conversations, _WINDOW).where(*_OWNED))
-def _range(table: sa.Table, columns: tuple[str, ...], *order: str) -> Prepared:
-    """``columns`` of ``table``'s rows in a seq range of one conversation: one range scan
-    of its primary key, in key order. Messages and blocks are read by two of these, not a
-    join (planned as a quadratic loop when statistics predate the conversation) nor a
-    UNION ALL (its merge and NULL-padded rows cost a third of a load)."""
-    return Prepared(sa.select(*(table.c[name] for name in columns)).where(
-        table.c.conversation_id == sa.bindparam("cid"), table.c.seq >= sa.bindparam("start"),
-        table.c.seq < sa.bindparam("stop")).order_by(*(table.c[name] for name in order)))
-
-
-_MESSAGE_ROWS = _range(messages_t, MESSAGE_COLUMNS, "seq")
-_BLOCK_ROWS = _range(blocks_t, ("seq", *BLOCK_COLUMNS), "seq", "position")
 
 
 def get_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | None) -> Conversation:
@@ -404,11 +393,35 @@ def load(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | No
          target: str) -> tuple[list[Any] | None, list[Message]]:
     """What a load in ``target`` needs: the items themselves when every message in range keeps
     its document in ``target`` (``store.docs``: two statements), else the canonical messages."""
-    found, start = locate(conn, scope, conversation_id, last)
+    found, start = _locate_range(conn, scope, conversation_id, last)
     return _read_range(conn, found, target, start, _END, windowed=last is not None)
 
 
-def _read_range(conn: sa.Connection, found: ConversationInfo, target: str, start: int, stop: int,
+class Located(NamedTuple):
+    """What a read of a conversation's messages needs of its row (``ConversationInfo`` has
+    these too: building it, dates and metadata, is a tenth of a recent window's load)."""
+
+    id: str
+    source_format: str | None
+    message_count: int
+    parent_id: str | None
+    fork_seq: int | None
+
+
+_LOCATED_AND_WINDOW = Prepared(sa.select(
+    conversations.c.id, conversations.c.source_format, conversations.c.message_count, conversations.c.parent_id,
+    conversations.c.fork_seq, _WINDOW).where(*_OWNED))
+
+
+def _locate_range(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | None) -> tuple[Located, int]:
+    """``locate``, with only what a read of the messages needs."""
+    *row, window = _located_row(conn, _LOCATED_AND_WINDOW, scope, conversation_id, last)
+    cid, source_format, count, parent, fork_seq = row
+    found = Located(str(cid), source_format, count, None if parent is None else str(parent), fork_seq)
+    return found, _window_start(conn, found, last, window)
+
+
+def _read_range(conn: sa.Connection, found: ConversationInfo | Located, target: str, start: int, stop: int,
         windowed: bool) -> tuple[list[Any] | None, list[Message]]:
     """The messages with ``start <= seq < stop``: their stored documents in ``target`` parsed
     when each has one, else the canonical messages."""
@@ -423,39 +436,28 @@ def locate(conn: sa.Connection, scope: Scope, conversation_id: str,
            last: int | None) -> tuple[ConversationInfo, int]:
     """The conversation, and the seq its window of the ``last`` messages starts at (one statement;
     a fork whose window reaches into the prefix it shares: two more, and one per segment)."""
+    *row, window = _located_row(conn, _CONVERSATION_AND_WINDOW, scope, conversation_id, last)
+    found = info(dict(zip(conversations.c.keys(), row)))
+    return found, _window_start(conn, found, last, window)
+
+
+def _located_row(conn: sa.Connection, statement: Prepared, scope: Scope, conversation_id: str,
+                 last: int | None) -> list[Any]:
     if last is not None and last < 0:
         raise InputError(f"last must be >= 0, got {last}")
-    rows = _CONVERSATION_AND_WINDOW.run(conn, cid=conversation_id, ns=scope.namespace,
-                                        last=last or 0) if valid_id(conversation_id) else []
+    rows = statement.run(conn, cid=conversation_id, ns=scope.namespace, last=last or 0) \
+        if valid_id(conversation_id) else []
     if not rows:
         raise ConversationNotFoundError(conversation_id, scope.namespace)
-    *row, window = rows[0]
-    found = info(dict(zip(conversations.c.keys(), row)))
+    return rows[0]
+
+
+def _window_start(conn: sa.Connection, found: ConversationInfo | Located, last: int | None, window: int | None) -> int:
+    """Where the window of the ``last`` messages starts (``window``: as the row's statement found it)."""
     first = found.message_count - (last or 0)
     if last and found.parent_id is not None and first < (found.fork_seq or 0):  # reaches into what it shares
-        return found, _window(conn, chain_of(conn, found.id), first)
-    return found, 0 if last is None else found.message_count if last == 0 else window or 0
-
-
-def fetch_rows(conn: sa.Connection, conversation_id: str, start: int, windowed: bool,
-               stop: int | None = None, chain: Chain | None = None,
-               ) -> tuple[list[list[Any]], list[list[Any]], dict[str, bytes]]:
-    """The message rows from ``start`` on, their block rows (``seq`` first) and the blobs
-    they use: three statements at most, per segment of ``chain`` for a fork."""
-    msgs: list[list[Any]] = []
-    blocks: list[list[Any]] = []
-    found: dict[str, bytes] = {}
-    for owner, lo, hi in within(chain or [(conversation_id, 0, _END)], start, _END if stop is None else stop):
-        msgs += _MESSAGE_ROWS.run(conn, cid=owner, start=lo, stop=hi)
-        part = _BLOCK_ROWS.run(conn, cid=owner, start=lo, stop=hi)
-        blocks += part
-        found.update(blobs(conn, owner, part, everything=not windowed, offset=1))
-    return msgs, blocks, found
-
-
-def _messages(conn: sa.Connection, conversation_id: str, start: int, windowed: bool,
-              stop: int | None = None, chain: Chain | None = None) -> list[Message]:
-    return messages_from_rows(*fetch_rows(conn, conversation_id, start, windowed, stop, chain))
+        return _window(conn, chain_of(conn, found.id), first)
+    return 0 if last is None else found.message_count if last == 0 else window or 0
 
 
 def _window(conn: sa.Connection, chain: Chain, first: int) -> int:
@@ -480,21 +482,6 @@ def part(conn: sa.Connection, scope: Scope, conversation_id: str, start: int, st
     return _read_range(conn, require(conn, scope, conversation_id), target, start, stop, windowed=True)
 
 
-def blobs(conn: sa.Connection, conversation_id: str, block_rows_: Sequence[Any],
-           everything: bool = False, offset: int = 0) -> dict[str, bytes]:
-    """The blobs that block rows use; rows in BLOCK_COLUMNS order from column ``offset`` on."""
-    kind, sha, payload = offset, offset + 5, offset + 6
-    wanted = {r[sha] for r in block_rows_ if r[sha]}
-    wanted.update(ref for r in block_rows_ if r[kind] == "tool_result" and r[payload] for ref in blob_refs(r[payload]))
-    if not wanted:
-        return {}
-    if everything:  # a whole conversation's load: every blob it has, without a list of hashes
-        return dict(_ALL_BLOBS.run(conn, cid=conversation_id))
-    return dict(rows.in_conversation(conn, _BLOB_COLUMNS, blobs_t.c.sha256, conversation_id, wanted))
-
-
-_BLOB_COLUMNS = (blobs_t.c.sha256, blobs_t.c.data)
-_ALL_BLOBS = Prepared(sa.select(*_BLOB_COLUMNS).where(blobs_t.c.conversation_id == sa.bindparam("cid")))
 
 
 def info(row: Any) -> ConversationInfo:

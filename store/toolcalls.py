@@ -18,11 +18,11 @@ from .codec import BLOCK_COLUMNS, block_from_row, blob_refs, from_utc
 from .chains import Chain, chain_of
 from .db import ONE_STATEMENT
 from .errors import AmbiguousToolCallError, InputError, ToolCallNotFoundError
+from .fetch import blobs as read_blobs
 from .model import Page, ToolCallRecord, ToolStatus
 from .operations import (
     Scope, blocks_t, check_limit, conversations, decode_key, encode_key, messages_t, tool_calls_t, valid_id,
 )
-from .operations import blobs as read_blobs
 
 def get_tool_call(conn: sa.Connection, scope: Scope, call_id: str, conversation_id: str | None) -> ToolCallRecord:
     # Two records tell whether the id is unique; only an ambiguous one reads where else it is.
