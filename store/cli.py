@@ -392,14 +392,14 @@ def search(
 @app.command()
 def index(ctx: typer.Context) -> None:
     """Bring the search index up to date now (a search does it first): after a large import."""
-    with ctx.obj.store() as s:
-        with render.progress(s.index_pending(), "indexing", err) as advance:
-            done = [0]
+    done = 0
 
-            def step(n: int, _total: int) -> None:
-                advance(n - done[0])
-                done[0] = n
-            count = s.index(progress=step)
+    def step(n: int, _total: int) -> None:  # index() reports a running count, the bar takes steps
+        nonlocal done
+        advance(n - done)
+        done = n
+    with ctx.obj.store() as s, render.progress(s.index_pending(), "indexing", err) as advance:
+        count = s.index(progress=step)
     out.print(f"indexed {count} conversation(s)")
 
 

@@ -100,8 +100,9 @@ SEARCH_CHARS = 100_000
 
 
 def block_text(kind: str, payload: Mapping[str, Any]) -> str:
-    """What ``search`` finds a block by (``payload``: the block's fields, ``block_fields``): its text; a tool call's name and arguments as the source wrote them; a result's
-    tool name and output, the text of every nested block included."""
+    """What ``search`` finds a block by (``payload``: the block's fields, ``block_fields``): its
+    text; a tool call's name and arguments as the source wrote them; a result's tool name and
+    output, the text of every nested block included."""
     if kind == "tool_call":
         args = payload.get("arguments_raw")
         if args is None and payload.get("arguments") is not None:

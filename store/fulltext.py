@@ -53,23 +53,22 @@ ON_BLOCK = sa.and_(blocks_t.c.conversation_id == search_t.c.conversation_id, blo
                     blocks_t.c.position == search_t.c.position)
 
 
-_PENDING = sa.select(conversations.c.id).where(
-    conversations.c.namespace == sa.bindparam("ns"), conversations.c.index_from.is_not(None)).limit(1)
-_LOCK_PENDING = sa.select(conversations.c.id).where(
-    conversations.c.namespace == sa.bindparam("ns"), conversations.c.index_from.is_not(None)
-).order_by(conversations.c.id).with_for_update()
+# The conversations of namespace ``ns`` holding messages the index does not (on the index of
+# (namespace, index_from)).
+_BEHIND = (conversations.c.namespace == sa.bindparam("ns"), conversations.c.index_from.is_not(None))
+_PENDING = sa.select(conversations.c.id).where(*_BEHIND).limit(1)
+_PENDING_COUNT = sa.select(sa.func.count()).select_from(conversations).where(*_BEHIND)
+_LOCK_PENDING = sa.select(conversations.c.id).where(*_BEHIND).order_by(conversations.c.id).with_for_update()
 
 
 def behind(conn: sa.Connection, namespace: str) -> bool:
-    """Whether a conversation of ``namespace`` holds messages the index does not (one
-    statement, on the index of ``(namespace, index_from)``)."""
+    """Whether a conversation of ``namespace`` holds messages the index does not (one statement)."""
     return conn.execute(_PENDING, {"ns": namespace}).first() is not None
 
 
 def pending(conn: sa.Connection, namespace: str) -> int:
     """How many conversations of ``namespace`` hold messages the index does not."""
-    c = conversations.c
-    return conn.execute(sa.select(sa.func.count()).where(c.namespace == namespace, c.index_from.is_not(None))).scalar()
+    return conn.execute(_PENDING_COUNT, {"ns": namespace}).scalar()
 
 
 def catch_up(conn: sa.Connection, namespace: str, limit: int | None = None) -> int:
