@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import pydantic
 import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, assume, given, settings
@@ -17,7 +18,8 @@ import store
 from store import ConversationStore, backfill
 from store import docs as store_docs, operations as store_ops
 from store.docs import MAX_DOC, PER_MESSAGE
-from store.formats import FORMATS, Losses, convert, read, write
+from store.formats import FORMATS, Losses, convert, openai as openai_format, read, write
+from store.formats._common import validate
 from tests.samples import OPENAI_CHAT, chat, tool_turn
 from tests.test_cli import run as run_cli
 from tests.test_openai_format import messages as openai_messages
@@ -278,6 +280,26 @@ def test_an_item_kept_as_its_own_document_is_what_the_writer_gives(data):
             losses = Losses("openai")
             assert writer(msg, index, losses) == [item]
             assert not losses or item["role"] == "tool"  # a result answering no call: never kept (links.plan)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.lists(_items, max_size=6), openai_messages))
+def test_a_plain_item_is_read_as_the_source_models_read_it(data):
+    """The OpenAI reader takes an item ``Format.verbatim`` accepts as it is, without its source
+    model: it must give the very fields (in the same order) the model's path gives, and an
+    input with an invalid item the same errors."""
+    reader = openai_format._Reader()
+    try:
+        parsed = openai_format.MESSAGES.validate_python(copy.deepcopy(data))
+    except pydantic.ValidationError:
+        with pytest.raises(store.errors.SchemaError) as fast:
+            reader.read(copy.deepcopy(data))
+        with pytest.raises(store.errors.SchemaError) as slow:
+            validate(openai_format.MESSAGES, copy.deepcopy(data), "openai")
+        assert str(fast.value) == str(slow.value)
+        return
+    models = openai_format._Reader()
+    assert repr(reader.read(copy.deepcopy(data))) == repr([models.message(m, i) for i, m in enumerate(parsed)])
 
 
 def test_a_save_keeps_the_items_the_writer_gives_back_as_their_documents(store):

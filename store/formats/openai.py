@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from ..errors import SchemaError
 from ..model import MESSAGES as CANONICAL
@@ -226,6 +226,50 @@ class _Reader:
         self.legacy_pending: dict[str, list[str]] = {}
         self.names: dict[str, str] = {}
 
+    def read(self, items: list[Any], base: int = 0) -> list[dict[str, Any]]:
+        """The canonical fields of ``items`` (``base``: the first one's index in the input).
+        An item :func:`verbatim` accepts is read as it is: its plain types are its validation,
+        and building and walking source models would cost more than all the rest of the read
+        (a property test holds :meth:`plain` to the models' path). The others are validated
+        with the source models, in one call."""
+        simple = [verbatim(item) for item in items]
+        others = [item for item, plain in zip(items, simple) if not plain]
+        try:
+            parsed = iter(MESSAGES.validate_python(others) if others else ())
+        except ValidationError:  # located in the whole input (its plain items are valid: the same errors)
+            validate(MESSAGES, items, NAME, first=base)
+            raise
+        return [self.plain(item, base + i) if plain else self.message(next(parsed), base + i)
+                for i, (item, plain) in enumerate(zip(items, simple))]
+
+    def plain(self, item: dict[str, Any], index: int) -> dict[str, Any]:
+        """:meth:`message` of an item :func:`verbatim` accepts, read from the item itself."""
+        role, content = item["role"], item.get("content")
+        blocks: list[BlockDict] = [] if content is None else [{"kind": "text", "text": content}]
+        for call in item.get("tool_calls") or ():
+            function = call["function"]
+            arguments, error = parse_json(function["arguments"])
+            self.names[call["id"]] = function["name"]
+            blocks.append({"kind": "tool_call", "call_id": call["id"], "name": function["name"],
+                           "arguments": arguments, "arguments_raw": function["arguments"], "parse_error": error,
+                           "extras": {}})
+        if role == "tool":
+            call_id = item["tool_call_id"]
+            blocks = [{"kind": "tool_result", "call_id": call_id, "name": self.names.get(call_id),
+                       "output": content, "extras": {}}]
+        shape: dict[str, Any] = {}
+        if fields := {key: value for key, value in item.items() if key not in _VERBATIM_KEYS[role]}:
+            shape["fields"] = fields
+        if content is None:
+            shape["content"] = "null" if "content" in item else "absent"
+        if item.get("tool_calls") == []:
+            shape["empty_tool_calls"] = True
+        return {
+            "role": "system" if role == "developer" else role, "source_role": "developer" if role == "developer" else None,
+            "name": None if role == "tool" else item.get("name"), "content": blocks, "source_format": NAME,
+            "extras": {NAME: shape} if shape else {},
+        }
+
     def message(self, m: Any, index: int) -> dict[str, Any]:
         blocks, form = _content_in(m)
         role = "tool" if m.role in ("tool", "function") else ("system" if m.role == "developer" else m.role)
@@ -278,9 +322,7 @@ class _Reader:
 
 def to_canonical(data: Any) -> list[Message]:
     """Validate OpenAI Chat Completions messages and convert them to canonical ones."""
-    parsed = validate(MESSAGES, message_list(data, NAME), NAME)
-    reader = _Reader()
-    return CANONICAL.validate_python([reader.message(m, i) for i, m in enumerate(parsed)])
+    return CANONICAL.validate_python(_Reader().read(message_list(data, NAME)))
 
 
 def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
@@ -290,8 +332,7 @@ def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
     reader = _Reader()
     base = 0
     for chunk in chunks:
-        parsed = validate(MESSAGES, chunk, NAME, first=base)
-        yield CANONICAL.validate_python([reader.message(m, base + i) for i, m in enumerate(parsed)])
+        yield CANONICAL.validate_python(reader.read(chunk, base))
         base += len(chunk)
 
 
@@ -340,12 +381,14 @@ def verbatim(item: Any) -> bool:
     its stored document can be the item itself (``store.docs``): string content, a name,
     function calls with ids, a result's call id, unknown keys holding strings (kept in
     extras), the shapes agents write most. A property test holds it to the writer."""
-    if type(item) is not dict or (allowed := _VERBATIM_KEYS.get(item.get("role"))) is None:  # type: ignore[arg-type]
+    if type(item) is not dict or type(role := item.get("role")) is not str:
+        return False
+    if (allowed := _VERBATIM_KEYS.get(role)) is None:
         return False
     for key, value in item.items():
         if key not in allowed and (type(key) is not str or key in _OPENAI_KEYS or type(value) is not str):
             return False
-    content, role = item.get("content"), item["role"]
+    content = item.get("content")
     if type(content) is not str and not (role == "assistant" and content is None):
         return False
     if "name" in item and type(item["name"]) is not str:
