@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from .chains import Chain, within
 from .errors import ConvstoreError
 from .exactjson import has_nonfinite
-from .formats import FORMATS, NEEDS_CALL_IDS, Losses, read as read_format
+from .formats import FORMATS, NEEDS_CALL_IDS, Losses, read_marked
 from .formats._common import message_list
 from .formats._ids import missing_ids
 from .model import Message
@@ -62,15 +62,13 @@ class Batch(list[Message]):
 def read(data: Any, format: str) -> list[Message]:
     """``formats.read``, keeping as documents the input items its writer would give back as
     they are (a :class:`Batch`): those messages are not written again to get their document."""
-    msgs = read_format(data, format)
-    name = msgs[0].source_format if format == "auto" and msgs else format
-    verbatim = FORMATS[name].verbatim if name in FORMATS else None  # type: ignore[index]
-    if verbatim is None:
+    msgs, fmt, plain = read_marked(data, format)
+    if plain is None:
         return msgs
-    items = message_list(data, name)  # type: ignore[arg-type]
+    items = message_list(data, fmt.name)
     if len(items) != len(msgs):
         return msgs
-    return Batch(msgs, [_given(item) if verbatim(item) else None for item in items])
+    return Batch(msgs, [_given(item) if kept else None for item, kept in zip(items, plain)])
 
 
 def _given(item: Any) -> str | None:

@@ -51,12 +51,15 @@ class Format:
     verbatim: Callable[[Any], bool] | None = None
     """Whether ``write_message`` gives an input item back as it is (then the item is its
     message's stored document, not written again); for formats reading an item per message."""
+    read_marked: Callable[[Any], tuple[list[Message], list[bool]]] | None = None
+    """``to_canonical``, and for each input item whether ``verbatim`` accepts it (the reader
+    tells it anyway: it reads those items without their source models)."""
 
     @classmethod
     def from_module(cls, module: ModuleType, description: str) -> Format:
         return cls(module.NAME, module.to_canonical, module.from_canonical, module.looks_like, description,
                    getattr(module, "to_canonical_stream", None), getattr(module, "write_message", None),
-                   getattr(module, "verbatim", None))
+                   getattr(module, "verbatim", None), getattr(module, "read_marked", None))
 
 
 _ADAPTERS: tuple[tuple[ModuleType, str], ...] = (
@@ -113,12 +116,21 @@ def detect(data: Any) -> str:
 def read(data: Any, format: str) -> list[Message]:
     """Validate ``data`` (a list of messages, or an object with a ``messages`` list)
     in ``format`` (or ``"auto"``) and return canonical messages."""
+    return read_marked(data, format)[0]
+
+
+def read_marked(data: Any, format: str) -> tuple[list[Message], Format, list[bool] | None]:
+    """:func:`read`, the format read, and for each input item whether its ``verbatim``
+    accepts it (None: the format has no such test)."""
     if format == "auto":
         format = detect(data)
     fmt = get_format(format)
     check_input(data, fmt.name)
     try:
-        return fmt.to_canonical(data)
+        if fmt.read_marked is None:
+            return fmt.to_canonical(data), fmt, None
+        msgs, plain = fmt.read_marked(data)
+        return msgs, fmt, plain
     except (RecursionError, ValueError, UnicodeError, OverflowError) as exc:
         raise _input_error(exc, f"cannot read {fmt.name} input") from None
 

@@ -226,8 +226,9 @@ class _Reader:
         self.legacy_pending: dict[str, list[str]] = {}
         self.names: dict[str, str] = {}
 
-    def read(self, items: list[Any], base: int = 0) -> list[dict[str, Any]]:
-        """The canonical fields of ``items`` (``base``: the first one's index in the input).
+    def read(self, items: list[Any], base: int = 0) -> tuple[list[dict[str, Any]], list[bool]]:
+        """The canonical fields of ``items`` (``base``: the first one's index in the input), and
+        which of them :func:`verbatim` accepts.
         An item :func:`verbatim` accepts is read as it is: its plain types are its validation,
         and building and walking source models would cost more than all the rest of the read
         (a property test holds :meth:`plain` to the models' path). The others are validated
@@ -240,7 +241,7 @@ class _Reader:
             validate(MESSAGES, items, NAME, first=base)
             raise
         return [self.plain(item, base + i) if plain else self.message(next(parsed), base + i)
-                for i, (item, plain) in enumerate(zip(items, simple))]
+                for i, (item, plain) in enumerate(zip(items, simple))], simple
 
     def plain(self, item: dict[str, Any], index: int) -> dict[str, Any]:
         """:meth:`message` of an item :func:`verbatim` accepts, read from the item itself."""
@@ -322,7 +323,14 @@ class _Reader:
 
 def to_canonical(data: Any) -> list[Message]:
     """Validate OpenAI Chat Completions messages and convert them to canonical ones."""
-    return CANONICAL.validate_python(_Reader().read(message_list(data, NAME)))
+    return read_marked(data)[0]
+
+
+def read_marked(data: Any) -> tuple[list[Message], list[bool]]:
+    """:func:`to_canonical`, and for each item whether :func:`verbatim` accepts it."""
+    items = message_list(data, NAME)
+    fields, plain = _Reader().read(items)
+    return CANONICAL.validate_python(fields), plain
 
 
 def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
@@ -332,7 +340,7 @@ def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
     reader = _Reader()
     base = 0
     for chunk in chunks:
-        yield CANONICAL.validate_python(reader.read(chunk, base))
+        yield CANONICAL.validate_python(reader.read(chunk, base)[0])
         base += len(chunk)
 
 
@@ -401,4 +409,4 @@ def verbatim(item: Any) -> bool:
 
 from ._openai_write import from_canonical, write_message  # noqa: E402  (the writer imports the names above)
 
-__all__ = ["NAME", "from_canonical", "looks_like", "to_canonical", "to_canonical_stream"]
+__all__ = ["NAME", "from_canonical", "looks_like", "read_marked", "to_canonical", "to_canonical_stream"]
