@@ -31,10 +31,14 @@ _ID = re.compile(r"[A-Za-z0-9_-]+")
 _START = "(conversation continues)"
 _NO_RESULT = "(no result was recorded)"
 _NOT_IN_ANTHROPIC = ("external_id", "created_at", "model", "usage", "metadata")
+_ROLE = {"tool": "user"}
+_NONE: dict[str, Any] = {}  # read only
 
 
 def _merge(out: dict[str, Any], extras: dict[str, Any], inner_key: str | None = None) -> dict[str, Any]:
-    own = extras.get(NAME, {})
+    if NAME not in extras:  # most blocks
+        return out
+    own = extras[NAME]
     if inner_key and own.get("inner") and isinstance(out.get(inner_key), dict):
         out[inner_key].update(own["inner"])
     out.update(own.get("fields") or {})
@@ -51,7 +55,7 @@ def _sniff(data: bytes) -> str | None:
     return next((media for magic, media in _MAGIC if data.startswith(magic)), None)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Turn:
     """An Anthropic message being assembled; ``index`` is its (first) canonical message's."""
 
@@ -74,29 +78,36 @@ class _Writer:
     def turns(self, msg: Message, index: int) -> list[_Turn]:
         """``msg`` as Anthropic turns: its tool results (a user turn, before the rest, or after
         it in an assistant message, whose own calls they answer) and the rest."""
-        own, native = msg.extras.get(NAME, {}), msg.source_format == NAME
+        own, native = msg.extras.get(NAME, _NONE), msg.source_format == NAME
+        values = msg.__dict__  # pydantic's attribute access, five times a message, costs more
         for name in _NOT_IN_ANTHROPIC:
-            if getattr(msg, name):
+            if values[name]:
                 self.losses.add(index, name, detail="Anthropic messages have no such field")
-        for lost in lost_extras(msg, NAME):
-            self.losses.add(index, lost, detail="a field of another format")
-        results = [b for b in msg.content if isinstance(b, ToolResultBlock)]
-        rest = [b for b in msg.content if not isinstance(b, ToolResultBlock)]
-        role = {"tool": "user", "system": "inline" if own.get("inline") else "system"}.get(msg.role, msg.role)
+        if msg.extras:
+            for lost in lost_extras(msg, NAME):
+                self.losses.add(index, lost, detail="a field of another format")
+        rest: list[Block] = []
+        results: list[ToolResultBlock] = []
+        for b in msg.content:
+            (results if b.kind == "tool_result" else rest).append(b)  # type: ignore[arg-type]
+        role = _ROLE.get(msg.role, msg.role) if msg.role != "system" else "inline" if own.get("inline") else "system"
         where = "system" if msg.role == "system" else role
         body = _Turn(role, [p for b in rest if (p := self.placed(b, where, index, native))], index,
                      own.get("content"), native=native)
-        self._name(msg, body, index)
+        if msg.name is not None:
+            self._name(msg, body, index)
         out = [body]
         if results:
             answers = _Turn("user", [self.result(b, index, native) for b in results], index, "list",
                             results=True, native=native)
             out = [body, answers] if msg.role == "assistant" else [answers, body]
-        out[0].fields, out[0].joined = own.get("fields") or {}, own.get("joined", False)
-        out[0].separate = own.get("separate", False)
-        empty = all(isinstance(b, TextBlock) and not b.text for b in rest)
-        if empty and not (body.blocks or results or native):
+        if own:
+            out[0].fields, out[0].joined = own.get("fields") or {}, own.get("joined", False)
+            out[0].separate = own.get("separate", False)
+        if not (body.blocks or results or native) and all(isinstance(b, TextBlock) and not b.text for b in rest):
             self.losses.add(index, "content", detail="an empty message: Anthropic rejects empty content")
+        if body.blocks and not results:
+            return out
         return [t for t in out if t.blocks or (native and t is out[0])]
 
     def _name(self, msg: Message, turn: _Turn, index: int) -> None:
@@ -125,6 +136,8 @@ class _Writer:
                     return _merge(_text(block.text), block.extras)
                 if block.text:
                     self.losses.add(index, "text", detail="whitespace-only text: the API rejects it")
+            case ToolCallBlock():
+                return self._tool_use(block, index)
             case RefusalBlock():
                 return self._stand_in(index, "refusal", block.text)
             case ReasoningBlock():
@@ -138,8 +151,6 @@ class _Writer:
                 return self._media(block, index)
             case AudioBlock() | VideoBlock() | UsageBlock() | ToolResultBlock():
                 self.losses.add(index, block.kind, detail="Anthropic has no place for it here")
-            case ToolCallBlock():
-                return self._tool_use(block, index)
             case ErrorBlock():
                 return self._stand_in(index, "error", f"[error] {block.message}")
             case DataBlock():
@@ -294,7 +305,7 @@ class _Writer:
                 out.append(self._answer(_Turn("user", [], out[-1].index, "list"), calls))
             elif turn.role == "user":
                 self._answer(turn, calls)
-            calls = [p["id"] for p in turn.blocks if p.get("type") == "tool_use" and turn.role == "assistant"]
+            calls = [p["id"] for p in turn.blocks if p.get("type") == "tool_use"] if turn.role == "assistant" else []
             out.append(turn)
         return out
 
