@@ -90,7 +90,10 @@ class _Writer:
         results: list[ToolResultBlock] = []
         for b in msg.content:
             (results if b.kind == "tool_result" else rest).append(b)  # type: ignore[arg-type]
-        role = _ROLE.get(msg.role, msg.role) if msg.role != "system" else "inline" if own.get("inline") else "system"
+        if msg.role == "system":
+            role = "inline" if own.get("inline") else "system"
+        else:
+            role = _ROLE.get(msg.role, msg.role)
         where = "system" if msg.role == "system" else role
         body = _Turn(role, [p for b in rest if (p := self.placed(b, where, index, native))], index,
                      own.get("content"), native=native)
@@ -104,7 +107,8 @@ class _Writer:
         if own:
             out[0].fields, out[0].joined = own.get("fields") or {}, own.get("joined", False)
             out[0].separate = own.get("separate", False)
-        if not (body.blocks or results or native) and all(isinstance(b, TextBlock) and not b.text for b in rest):
+        if not (body.blocks or results or native) and all(isinstance(b, TextBlock) and not b.text
+                                                            for b in rest):
             self.losses.add(index, "content", detail="an empty message: Anthropic rejects empty content")
         if body.blocks and not results:
             return out

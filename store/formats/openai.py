@@ -229,6 +229,7 @@ class _Reader:
     def read(self, items: list[Any], base: int = 0) -> tuple[list[dict[str, Any]], list[bool]]:
         """The canonical fields of ``items`` (``base``: the first one's index in the input), and
         which of them :func:`verbatim` accepts.
+
         An item :func:`verbatim` accepts is read as it is: its plain types are its validation,
         and building and walking source models would cost more than all the rest of the read
         (a property test holds :meth:`plain` to the models' path). The others are validated
@@ -252,8 +253,8 @@ class _Reader:
             arguments, error = parse_json(function["arguments"])
             self.names[call["id"]] = function["name"]
             blocks.append({"kind": "tool_call", "call_id": call["id"], "name": function["name"],
-                           "arguments": arguments, "arguments_raw": function["arguments"], "parse_error": error,
-                           "extras": {}})
+                           "arguments": arguments, "arguments_raw": function["arguments"],
+                           "parse_error": error, "extras": {}})
         if role == "tool":
             call_id = item["tool_call_id"]
             blocks = [{"kind": "tool_result", "call_id": call_id, "name": self.names.get(call_id),
@@ -265,8 +266,9 @@ class _Reader:
             shape["content"] = "null" if "content" in item else "absent"
         if item.get("tool_calls") == []:
             shape["empty_tool_calls"] = True
+        developer = role == "developer"
         return {
-            "role": "system" if role == "developer" else role, "source_role": "developer" if role == "developer" else None,
+            "role": "system" if developer else role, "source_role": "developer" if developer else None,
             "name": None if role == "tool" else item.get("name"), "content": blocks, "source_format": NAME,
             "extras": {NAME: shape} if shape else {},
         }
