@@ -93,6 +93,17 @@ def block_rows(msgs: Sequence[Message], dumped: Sequence[dict[str, Any]], *, con
     return rows
 
 
+def first_text(msg: Message) -> str | None:
+    """The ``text`` column of the message's first block row: what ``store.docs`` may leave
+    out of the message's document."""
+    if not msg.content:
+        return None
+    block = msg.content[0]
+    field = TEXT_FIELD.get(block.kind)
+    value = None if field is None else getattr(block, field)
+    return value if isinstance(value, str) else None
+
+
 SEARCHED = frozenset(TEXT_FIELD) | {"tool_call"}
 """The kinds of block whose text is indexed for ``search``."""
 SEARCH_CHARS = 100_000

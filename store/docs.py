@@ -13,12 +13,20 @@ above :data:`MAX_DOC`, and every row stored before revision 0008.
 Where the writer would give an input item back as it is (``Format.verbatim``: most OpenAI
 messages), the item itself is the document (:func:`read`), not written again: a save then
 writes no message twice.
+
+Nor does it store a message's text twice (revision 0010): where the first block of a message
+written as one item keeps a text of :data:`MIN_HOLE` characters or more in its ``text`` column
+(a text, a tool result's output) and the item holds that text as a JSON string, the document
+holds :data:`HOLE`'s string there instead and starts with another (:func:`hollow`). A load
+reads those texts from the block rows (one more range scan) and puts them into the parsed
+items (:func:`parse`): no text is encoded or parsed as JSON on the way. Texts are most of a
+message's bytes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 import sqlalchemy as sa
@@ -29,10 +37,21 @@ from .exactjson import has_nonfinite
 from .formats import FORMATS, NEEDS_CALL_IDS, Losses, read_marked
 from .formats._common import message_list
 from .formats._ids import missing_ids
+from .codec import first_text
 from .model import Message
 from .prepared import Prepared
-from .schema import MessageRow
+from .schema import BlockRow, MessageRow
 
+HOLE = "\x01"
+"""Where a document leaves its text out: the JSON string of this character stands in for it,
+and a string starting with it leads the document as an item of its own, HOLE followed by the
+key of the item that holds the text (empty when it is deeper), so a load puts each text in
+place without looking into the other items (:func:`hollow`, :func:`parse`)."""
+_MARK = '"\\u0001"'  # HOLE as orjson writes it
+_OPEN = _MARK[:-1]  # a string starting with HOLE: a document holding one keeps none
+MIN_HOLE = 64
+"""The shortest text left out of a document: a shorter one costs a load more to fetch
+than it saves."""
 MAX_DOC = 256 * 1024
 """The longest document kept (bytes of JSON): beyond it the JSON parse is the whole cost
 either way, and a row stays far below MariaDB's packet limit."""
@@ -78,20 +97,75 @@ def _given(item: Any) -> str | None:
 
 def documents(msgs: Sequence[Message], skip: Collection[int] = ()) -> list[str | None]:
     """Each message as its source format writes it: JSON items separated by commas (a
-    message may write several), or None where the canonical path has to write it. ``skip``:
-    the indexes of messages holding a result that answers no call (``links.plan``), which the
-    writers report only in a list. A :class:`Batch` gives some documents already."""
+    message may write several), or None where the canonical path has to write it, with the
+    text of its first block left out (:func:`hollow`). ``skip``: the indexes of messages
+    holding a result that answers no call (``links.plan``), which the writers report only in
+    a list. A :class:`Batch` gives some documents already (one item each)."""
     sinks: dict[str, Losses] = {}
     given = msgs.given if isinstance(msgs, Batch) else [None] * len(msgs)
-    return [None if index in skip else doc if doc is not None else _document(msg, index, sinks)
-            for index, (msg, doc) in enumerate(zip(msgs, given))]
+    out: list[str | None] = []
+    for index, (msg, doc) in enumerate(zip(msgs, given)):
+        if index in skip:
+            out.append(None)
+        elif doc is not None:
+            out.append(hollow(doc, msg))
+        else:
+            doc, items = _document(msg, index, sinks)
+            out.append(hollow(doc, msg) if items == 1 else None if doc is None or _MARK in doc else doc)
+    return out
 
 
-def _document(msg: Message, index: int, sinks: dict[str, Losses]) -> str | None:
+def hollow(doc: str | None, msg: Message) -> str | None:
+    """A document of one item as stored: where the text its message's first block row keeps
+    (``codec.first_text``) is long enough and the item holds it as a JSON string, that string
+    is :data:`HOLE`'s, and the document is led by another. A document holding a string that
+    starts with HOLE keeps none (a load would take it for a hole)."""
+    if doc is None or _OPEN in doc:
+        return None
+    text = first_text(msg)
+    if text is None or len(text) < MIN_HOLE:
+        return doc
+    try:
+        head, found, tail = doc.partition(orjson.dumps(text).decode())
+    except orjson.JSONEncodeError:  # a lone surrogate: no document holds it either
+        return doc
+    if not found:
+        return doc
+    hollowed = head + _MARK + tail
+    # The string found may be a key, or a part of a longer string: then no value is HOLE.
+    try:
+        items = orjson.loads("[" + hollowed + "]")
+    except orjson.JSONDecodeError:
+        return doc
+    if len(items) != 1 or not isinstance(items[0], dict) or not _put(items[0], HOLE):
+        return doc
+    key = next((key for key, value in items[0].items() if value == HOLE), "")
+    return orjson.dumps(HOLE + key).decode() + "," + hollowed
+
+
+def _put(value: Any, text: str) -> bool:
+    """Put ``text`` in place of the one string HOLE in ``value``; whether there was one."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if item == HOLE:
+                value[key] = text
+                return True
+        return any(isinstance(item, (dict, list)) and _put(item, text) for item in value.values())
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if item == HOLE:
+                value[index] = text
+                return True
+        return any(isinstance(item, (dict, list)) and _put(item, text) for item in value)
+    return False
+
+
+def _document(msg: Message, index: int, sinks: dict[str, Losses]) -> tuple[str | None, int]:
+    """The message's document, and how many items it holds."""
     name = msg.source_format
     write = _WRITERS.get(name)  # type: ignore[arg-type]
     if write is None or (name in NEEDS_CALL_IDS and missing_ids([msg])):  # ids made up at export
-        return None
+        return None, 0
     if (losses := sinks.get(name)) is None:  # type: ignore[arg-type]
         losses = sinks[name] = Losses(name)  # type: ignore[arg-type]
     reported = len(losses)
@@ -99,35 +173,63 @@ def _document(msg: Message, index: int, sinks: dict[str, Losses]) -> str | None:
         items = write(msg, index, losses)
         data = orjson.dumps(items)
     except (ConvstoreError, ValueError, TypeError, RecursionError):  # e.g. an integer beyond 64 bits
-        return None
+        return None, 0
     # No item, a loss (reported by the canonical path only), too long, or orjson wrote null for NaN.
     # Every integer orjson writes it reads back exactly: no check for those.
     if len(losses) != reported or data == b"[]" or len(data) > MAX_DOC or (b"null" in data and has_nonfinite(items)):
-        return None
-    return data[1:-1].decode()
+        return None, 0
+    return data[1:-1].decode(), len(items)
 
 
-_m = MessageRow.__table__
-_DOCUMENTS = Prepared(sa.select(_m.c.doc).where(
+_m, _b = MessageRow.__table__, BlockRow.__table__
+_DOCUMENTS = Prepared(sa.select(_m.c.seq, _m.c.doc).where(
     _m.c.conversation_id == sa.bindparam("cid"), _m.c.seq >= sa.bindparam("start"), _m.c.seq < sa.bindparam("stop"),
     _m.c.source_format == sa.bindparam("fmt"), _m.c.doc.is_not(None)).order_by(_m.c.seq))
+_TEXTS = Prepared(sa.select(_b.c.seq, _b.c.text).where(
+    _b.c.conversation_id == sa.bindparam("cid"), _b.c.seq >= sa.bindparam("start"), _b.c.seq < sa.bindparam("stop"),
+    _b.c.position == sa.literal_column("0")))
+
+
+class Stored(NamedTuple):
+    """A range's documents as stored, and the texts their holes take, in order."""
+
+    docs: list[str]
+    texts: list[str]
 
 
 def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str, source_format: str | None,
-           count: int) -> list[str] | None:
+           count: int) -> Stored | None:
     """The documents in ``target`` of the messages with ``start <= seq < stop`` of a
     conversation of ``count`` messages stored as ``source_format`` (``chain``: where its rows
-    are), one statement per segment; None when one of them has none (none is read when the
+    are), and the texts they leave out: per segment of ``chain`` one statement, and one more
+    where a document left its text out; None when one of them has none (none is read when the
     formats tell so already)."""
     if target not in PER_MESSAGE or source_format not in (target, None):
         return None
-    texts, wanted = [], 0
+    found = Stored([], [])
     for owner, lo, hi in within(chain, start, min(stop, count)):
-        texts += _DOCUMENTS.column(conn, cid=owner, start=lo, stop=hi, fmt=target)
-        wanted += hi - lo
-    return texts if len(texts) == wanted else None
+        rows = _DOCUMENTS.run(conn, cid=owner, start=lo, stop=hi, fmt=target)
+        if len(rows) != hi - lo:
+            return None
+        holes = [seq for seq, doc in rows if doc.startswith(_OPEN)]
+        if holes:
+            texts = dict(_TEXTS.run(conn, cid=owner, start=holes[0], stop=holes[-1] + 1))
+            if not texts.keys() >= set(holes):  # never so (written and removed together): the canonical path
+                return None
+            found.texts.extend(texts[seq] for seq in holes)
+        found.docs.extend(doc for _, doc in rows)
+    return found
 
 
-def parse(docs: Sequence[str]) -> list[Any]:
-    """The items of consecutive messages' documents, in order."""
-    return orjson.loads("[" + ",".join(docs) + "]")
+def parse(found: Stored) -> list[Any]:
+    """The items of consecutive messages' documents, in order, with their texts put back."""
+    items = orjson.loads("[" + ",".join(found.docs) + "]")
+    if not found.texts:
+        return items
+    leads = [index for index, item in enumerate(items) if item.__class__ is str and item[:1] == HOLE]
+    for index, text in zip(leads, found.texts, strict=True):  # only a hole's lead starts with HOLE (hollow)
+        if key := items[index][1:]:
+            items[index + 1][key] = text
+        else:
+            _put(items[index + 1], text)
+    return [item for item in items if item.__class__ is not str or item[:1] != HOLE]

@@ -1,4 +1,4 @@
-"""The relational schema: typed ORM rows over seven tables (revision 0009).
+"""The relational schema: typed ORM rows over seven tables (revision 0010).
 
 Hybrid rows: what users query (kind, text, call id, tool name, media type,
 sequence) is a real column; the rest of a block goes into a JSON ``payload``;
@@ -311,7 +311,8 @@ class MessageRow(Base):
     doc: Mapped[str | None] = mapped_column(DocText)
     """The message as its source format writes it, JSON items separated by commas, where
     that format writes messages one by one (``store.docs``): what a load in that format
-    returns without building canonical models. NULL: the load writes it from the rest."""
+    returns without building canonical models. NULL: the load writes it from the rest.
+    It leaves out the text its first block row keeps (``\x01`` in its place, revision 0010)."""
 
 
 class BlockRow(Base):

@@ -197,7 +197,8 @@ def test_a_langchain_conversation_loads_from_its_documents(store, statements):
     assert None not in docs_of(store, cid)
     statements.statements.clear()
     loaded = store.load(cid, "langchain")
-    assert statements.count() == 2
+    assert statements.count() == 3  # the conversation and its window, the documents, the texts they leave out
+    assert any(doc.startswith(store_docs._OPEN) for doc in docs_of(store, cid))
     assert loaded == canonical_path(store, cid, "langchain")
 
 
@@ -320,3 +321,101 @@ def test_each_chunk_of_a_save_keeps_its_own_items_as_documents(store, monkeypatc
     assert [json.loads(d) for d in docs_of(store, cid)] == data
     store.replace(cid, copy.deepcopy(data[:7]))
     assert [json.loads(d) for d in docs_of(store, cid)] == data[:7]
+
+
+# Texts a document may leave out, and what a JSON string of them must keep exactly.
+_LONG = ["x" * store_docs.MIN_HOLE, "quote \" backslash \\ slash / tab \t line\n" * 4,
+         "nul \x00 and the mark \U000f0000 and \x01 itself, " * 3, "\U000f0000 first" * 10,
+         "unicode é 中文 🙂 \u2028 \x7f " * 5, "  spaces around  " * 5]
+
+
+def _long_chat() -> list[dict]:
+    call = {"id": "call_long", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    return ([{"role": "system", "content": _LONG[0]}]
+            + [{"role": "user" if i % 2 else "assistant", "content": text} for i, text in enumerate(_LONG[1:])]
+            + [{"role": "assistant", "content": _LONG[1], "tool_calls": [call]},
+               {"role": "tool", "tool_call_id": "call_long", "content": _LONG[2]},
+               {"role": "user", "name": _LONG[4], "content": _LONG[4]},  # the same string twice
+               {"role": "user", "content": "short"}])
+
+
+def test_a_document_leaves_out_the_text_its_block_keeps(store, statements):
+    """Texts of MIN_HOLE characters or more are stored once, in the block row: the document
+    holds HOLE's JSON string in their place, and a load puts them back exactly (NUL, the mark PostgreSQL
+    escapes with, a literal \\x01, line separators, the same string twice)."""
+    data = _long_chat()
+    cid = store.save(copy.deepcopy(data))
+    stored = docs_of(store, cid)
+    assert [doc.startswith(store_docs._OPEN) for doc in stored] == [True] * (len(data) - 1) + [False]
+    whole = [len(json.dumps(item, ensure_ascii=False, separators=(",", ":"))) for item in data]
+    marks = len(store_docs._OPEN + "content\",\"" + store_docs._MARK)  # the lead, with its key, and the stand-in
+    assert all(len(doc) <= size + marks - store_docs.MIN_HOLE for doc, size in zip(stored[:-1], whole))
+    statements.statements.clear()
+    loaded = store.load(cid, "openai")
+    assert statements.count() == 3  # the conversation and its window, the documents, their texts
+    assert loaded == data == canonical_path(store, cid)
+    assert [store.load(cid, "openai", last=n) for n in (1, 2, 5)] == [data[-1:], data[-2:], data[-5:]]
+    assert list(store.export(cid, "openai", chunk=3)) == data
+    fork = store.fork(cid, at=4)
+    store.append(fork, [{"role": "user", "content": _LONG[3]}])
+    assert store.load(fork, "openai") == data[:4] + [{"role": "user", "content": _LONG[3]}]
+    forget_docs(store)
+    assert backfill.fill(store.engine, {c: 1 for c in (cid, fork)}) == len(data) + 1
+    assert [doc.startswith(store_docs._OPEN) for doc in docs_of(store, cid)] == [True] * (len(data) - 1) + [False]
+    assert store.load(cid, "openai") == data
+
+
+def test_a_document_whose_text_is_gone_is_loaded_the_canonical_way(store):
+    """A document and its block are written and removed together; were one ever without the
+    other, the load would take the canonical path, not fail."""
+    data = _long_chat()
+    cid = store.save(copy.deepcopy(data))
+    with store.engine.begin() as conn:  # the text of the message, in another row than the first block
+        conn.execute(sa.text("UPDATE messages SET doc = :d WHERE seq = 0"),
+                     {"d": store_docs._OPEN + 'content",{"role":"system","content":' + store_docs._MARK + "}"})
+        conn.execute(sa.text("DELETE FROM blocks WHERE seq = 0"))
+    assert store.load(cid, "openai")[1:] == data[1:]
+
+
+def test_a_downgrade_puts_the_texts_back_into_the_documents(empty_database_url):
+    from store.db import downgrade, upgrade
+
+    data = _long_chat()
+    with ConversationStore(empty_database_url) as s:
+        cid = s.save(copy.deepcopy(data))
+        downgrade(s.engine, "0009")
+        assert [json.loads(doc) for doc in docs_of(s, cid)] == data  # whole documents, as 0009 keeps them
+        upgrade(s.engine)
+        assert s.load(cid, "openai") == data
+
+
+@pytest.mark.parametrize("odd", ["the hole's own string", "the text as a key first", "the text inside another string",
+                                 "two items"])
+def test_a_document_whose_text_cannot_be_left_out_is_kept_whole(store, odd):
+    """Where a load could not tell the hole from the rest, the document keeps its text (or, if
+    it holds HOLE's own JSON string, is not kept at all); the load is exact either way."""
+    text = "t" * store_docs.MIN_HOLE
+    message: dict = {
+        "the hole's own string": {"role": "user", "content": text, "x_flag": store_docs.HOLE},
+        "the text as a key first": {"role": "user", text: "value", "content": text},
+        "the text inside another string": {"role": "user", "x_note": '"' + text, "content": text},
+        "two items": {"role": "tool", "tool_call_id": "call_b", "content": text},
+    }[odd]
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": f"call_{k}", "type": "function", "function": {"name": "f", "arguments": "{}"}} for k in "ab"]}
+    data = [call, {"role": "tool", "tool_call_id": "call_a", "content": text}, message]
+    fmt = "openai"
+    if odd == "two items":  # one canonical message holding both results writes two items
+        data, fmt = [copy.deepcopy(call)], "openai"
+    cid = store.save(copy.deepcopy(data), format=fmt)
+    if odd == "two items":
+        results = [{"kind": "tool_result", "call_id": f"call_{k}", "output": text} for k in "ab"]
+        store.append(cid, [{"role": "tool", "content": results, "source_format": "openai"}], format="canonical")
+        data += [{"role": "tool", "tool_call_id": f"call_{k}", "content": text} for k in "ab"]
+    docs = docs_of(store, cid)
+    last = docs[-1]
+    if odd == "the hole's own string":
+        assert last is None
+    else:
+        assert not last.startswith(store_docs._OPEN) and text in last
+    assert store.load(cid, "openai") == data == canonical_path(store, cid)
