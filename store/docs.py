@@ -49,6 +49,7 @@ key of the item that holds the text (empty when it is deeper), so a load puts ea
 place without looking into the other items (:func:`hollow`, :func:`parse`)."""
 _MARK = '"\\u0001"'  # HOLE as orjson writes it
 _OPEN = _MARK[:-1]  # a string starting with HOLE: a document holding one keeps none
+_CONTENT = _OPEN + 'content",'  # the lead of a document whose item's "content" is left out
 MIN_HOLE = 64
 """The shortest text left out of a document: a shorter one costs a load more to fetch
 than it saves."""
@@ -108,18 +109,20 @@ def documents(msgs: Sequence[Message], skip: Collection[int] = ()) -> list[str |
         if index in skip:
             out.append(None)
         elif doc is not None:
-            out.append(hollow(doc, msg))
+            out.append(hollow(doc, msg, flat=True))
         else:
             doc, items = _document(msg, index, sinks)
             out.append(hollow(doc, msg) if items == 1 else None if doc is None or _MARK in doc else doc)
     return out
 
 
-def hollow(doc: str | None, msg: Message) -> str | None:
+def hollow(doc: str | None, msg: Message, flat: bool = False) -> str | None:
     """A document of one item as stored: where the text its message's first block row keeps
     (``codec.first_text``) is long enough and the item holds it as a JSON string, that string
     is :data:`HOLE`'s, and the document is led by another. A document holding a string that
-    starts with HOLE keeps none (a load would take it for a hole)."""
+    starts with HOLE keeps none (a load would take it for a hole). ``flat``: the document is
+    an input item ``Format.verbatim`` accepts, where a ``"content":`` outside a string is the
+    item's own key."""
     if doc is None or _OPEN in doc:
         return None
     text = first_text(msg)
@@ -132,6 +135,8 @@ def hollow(doc: str | None, msg: Message) -> str | None:
     if not found:
         return doc
     hollowed = head + _MARK + tail
+    if flat and head.endswith('"content":'):  # the common case: no need to parse it to know
+        return _CONTENT + hollowed
     # The string found may be a key, or a part of a longer string: then no value is HOLE.
     try:
         items = orjson.loads("[" + hollowed + "]")

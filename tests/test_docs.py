@@ -419,3 +419,34 @@ def test_a_document_whose_text_cannot_be_left_out_is_kept_whole(store, odd):
     else:
         assert not last.startswith(store_docs._OPEN) and text in last
     assert store.load(cid, "openai") == data == canonical_path(store, cid)
+
+
+_long_text = st.text(min_size=store_docs.MIN_HOLE, max_size=90)
+_long_items = st.one_of(
+    st.builds(lambda r, c, e: {"role": r, "content": c, **e}, st.sampled_from(["system", "user", "assistant"]),
+              _long_text, st.dictionaries(st.sampled_from(["name", "x_note", "reasoning_content"]),
+                                          st.one_of(_long_text, _short), max_size=2)),
+    st.builds(lambda c: {"role": "tool", "tool_call_id": "call_1", "content": c}, _long_text),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_long_items, min_size=1, max_size=4), st.sampled_from(["openai", "langchain"]))
+def test_documents_without_their_text_parse_back_to_the_items(data, fmt):
+    """Whatever the texts hold (any Unicode, quotes, escapes, the same string in another key),
+    the documents a save stores, parsed with the texts of their first blocks, give the items
+    the writer gives."""
+    if fmt == "langchain":
+        data = write(read(copy.deepcopy(data), "openai"), "langchain")[0]
+    try:
+        msgs = store_docs.read(copy.deepcopy(data), fmt)
+    except store.errors.InputError:
+        return
+    stored = store_docs.documents(msgs)
+    expected = [item for msg, i in zip(msgs, range(len(msgs)))
+                for item in FORMATS[fmt].write_message(msg, i, Losses(fmt))]
+    texts = [first for doc, msg in zip(stored, msgs) if doc is not None and doc.startswith(store_docs._OPEN)
+             for first in [store_docs.first_text(msg)]]
+    if None in stored:
+        return
+    assert store_docs.parse(store_docs.Stored(stored, texts)) == expected
