@@ -392,7 +392,8 @@ def get_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, la
 def load(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | None,
          target: str) -> tuple[list[Any] | None, list[Message]]:
     """What a load in ``target`` needs: the items themselves when every message in range keeps
-    its document in ``target`` (``store.docs``: two statements), else the canonical messages."""
+    its document in ``target`` (``store.docs``: two statements, three when one leaves its text
+    out), else the canonical messages."""
     found, start = _locate_range(conn, scope, conversation_id, last)
     return _read_range(conn, found, target, start, _END, windowed=last is not None)
 
