@@ -121,8 +121,8 @@ def hollow(doc: str | None, msg: Message, flat: bool = False) -> str | None:
     (``codec.first_text``) is long enough and the item holds it as a JSON string, that string
     is :data:`HOLE`'s, and the document is led by another. A document holding a string that
     starts with HOLE keeps none (a load would take it for a hole). ``flat``: the document is
-    an input item ``Format.verbatim`` accepts, where a ``"content":`` outside a string is the
-    item's own key."""
+    an input item ``Format.verbatim`` accepts; in an OpenAI one (objects only in its calls,
+    none with a "content"), a ``"content":`` outside a string is the item's own key."""
     if doc is None or _OPEN in doc:
         return None
     text = first_text(msg)
@@ -135,7 +135,7 @@ def hollow(doc: str | None, msg: Message, flat: bool = False) -> str | None:
     if not found:
         return doc
     hollowed = head + _MARK + tail
-    if flat and head.endswith('"content":'):  # the common case: no need to parse it to know
+    if flat and head.endswith('"content":') and msg.source_format == "openai":  # no need to parse it to know
         return _CONTENT + hollowed
     # The string found may be a key, or a part of a longer string: then no value is HOLE.
     try:
