@@ -32,12 +32,12 @@ import orjson
 import sqlalchemy as sa
 
 from .chains import Chain, within
+from .codec import first_text
 from .errors import ConvstoreError
 from .exactjson import has_nonfinite
 from .formats import FORMATS, NEEDS_CALL_IDS, Losses, read_marked
 from .formats._common import message_list
 from .formats._ids import missing_ids
-from .codec import first_text
 from .model import Message
 from .prepared import Prepared
 from .schema import BlockRow, MessageRow
@@ -112,7 +112,7 @@ def documents(msgs: Sequence[Message], skip: Collection[int] = ()) -> list[str |
             out.append(hollow(doc, msg, flat=True))
         else:
             doc, items = _document(msg, index, sinks)
-            out.append(hollow(doc, msg) if items == 1 else None if doc is None or _MARK in doc else doc)
+            out.append(hollow(doc, msg) if items == 1 else None if doc is None or _OPEN in doc else doc)
     return out
 
 

@@ -312,7 +312,8 @@ class MessageRow(Base):
     """The message as its source format writes it, JSON items separated by commas, where
     that format writes messages one by one (``store.docs``): what a load in that format
     returns without building canonical models. NULL: the load writes it from the rest.
-    It leaves out the text its first block row keeps (``\x01`` in its place, revision 0010)."""
+    It leaves out a text its first block row keeps: a JSON string of U+0001 stands in for
+    it, and a lead names the key it fills (revision 0010, ``store.docs.hollow``)."""
 
 
 class BlockRow(Base):
