@@ -14,11 +14,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import orjson
 import uuid_utils
 
 from .gcpause import paused_gc
 from .limits import Budget
 from .model import BLOCK, MESSAGES, Block, Message
+from .schema import dumps
 
 # The block field each kind keeps in the ``text`` column.
 TEXT_FIELD = {
@@ -32,6 +34,9 @@ TEXT_FIELD = {
 }
 TOOL_NAME_FIELD = {"tool_call": "name", "tool_result": "name"}
 BLOB_REF = "$blob"
+RAW_ARGUMENTS = "$arguments_raw"
+"""A tool call's payload key for ``arguments_raw`` when ``arguments`` is exactly its parse,
+which is then not stored (revision 0011): read back, the arguments are parsed from it."""
 
 
 def new_id() -> str:
@@ -155,8 +160,30 @@ def _block_row(kind: str, payload: dict[str, Any], *, conversation_id: str, seq:
         payload["data"] = data
     if kind == "tool_result":  # the one kind whose payload can nest blocks with bytes
         payload = blobs.externalize(payload, budget, where)
+    elif kind == "tool_call" and "arguments" in payload and _parsed(payload.get("arguments_raw"), payload["arguments"]):
+        del payload["arguments"]
+        payload[RAW_ARGUMENTS] = payload.pop("arguments_raw")
     row["payload"] = budget.json(where, payload or None)
     return row
+
+
+def _parsed(raw: Any, arguments: Any) -> bool:
+    """Whether ``arguments`` is exactly what parsing ``raw`` gives, and JSON as it is stored
+    (no value ``schema.escape`` rewrites, so a downgrade can write it back as it is)."""
+    if type(raw) is not str:
+        return False
+    try:
+        text = orjson.dumps(arguments)
+        return orjson.dumps(orjson.loads(raw)) == text and dumps(arguments) == text.decode()
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError, TypeError, ValueError):
+        return False
+
+
+def call_arguments(payload: Mapping[str, Any]) -> tuple[Any, str | None]:
+    """A tool call's ``arguments`` and ``arguments_raw`` from its block's payload."""
+    if (raw := payload.get(RAW_ARGUMENTS)) is not None:
+        return orjson.loads(raw), raw
+    return payload.get("arguments"), payload.get("arguments_raw")
 
 
 def block_fields(row: Sequence[Any], blobs: Mapping[str, bytes]) -> dict[str, Any]:
@@ -166,6 +193,9 @@ def block_fields(row: Sequence[Any], blobs: Mapping[str, bytes]) -> dict[str, An
     fields: dict[str, Any] = dict(payload) if payload else {}
     if blobs and kind == "tool_result":
         fields = _internalize(fields, blobs)
+    elif kind == "tool_call" and RAW_ARGUMENTS in fields:
+        fields["arguments"], fields["arguments_raw"] = call_arguments(fields)
+        del fields[RAW_ARGUMENTS]
     fields["kind"] = kind
     if text is not None and (text_field := TEXT_FIELD.get(kind)):
         fields[text_field] = text

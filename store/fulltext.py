@@ -28,7 +28,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .codec import SEARCH_CHARS, SEARCHED, block_fields, block_text
+from .codec import RAW_ARGUMENTS, SEARCH_CHARS, SEARCHED, block_fields, block_text
 from .schema import BlockRow, ConversationRow, SearchRow
 
 blocks_t = BlockRow.__table__
@@ -38,12 +38,16 @@ BATCH = 500
 """Conversations indexed per statement (their ids are the statement's parameters)."""
 
 _JOINED = "coalesce(blocks.tool_name, '') || ' ' || coalesce(blocks.text, '') || ' ' || "
+# Revision 0011's payload key, NULL in every row written before it: those keep the very text
+# revisions 0006 and 0009 computed (an FTS5 entry is removed by recomputing its text).
+RAW_TERM = {"sqlite": f"json_extract(blocks.payload, '$.\"{RAW_ARGUMENTS}\"'), ",
+            "postgresql": f"blocks.payload ->> '{RAW_ARGUMENTS}', "}
 TEXT_SQL = {
-    "sqlite": f"substr({_JOINED}coalesce(json_extract(blocks.payload, '$.arguments_raw'), "
+    "sqlite": f"substr({_JOINED}coalesce(json_extract(blocks.payload, '$.arguments_raw'), {RAW_TERM['sqlite']}"
               f"json_extract(blocks.payload, '$.arguments'), json_extract(blocks.payload, '$.output'), ''), "
               f"1, {SEARCH_CHARS})",
-    "postgresql": f"left({_JOINED}coalesce(blocks.payload ->> 'arguments_raw', blocks.payload ->> 'arguments', "
-                  f"blocks.payload ->> 'output', ''), {SEARCH_CHARS})",
+    "postgresql": f"left({_JOINED}coalesce(blocks.payload ->> 'arguments_raw', {RAW_TERM['postgresql']}"
+                  f"blocks.payload ->> 'arguments', blocks.payload ->> 'output', ''), {SEARCH_CHARS})",
 }
 """The searched text of a block, computed from its row (a column expression over ``blocks``)."""
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .codec import BLOCK_COLUMNS, block_from_row, blob_refs, from_utc
+from .codec import BLOCK_COLUMNS, block_from_row, blob_refs, call_arguments, from_utc
 from .chains import Chain, chain_of
 from .db import ONE_STATEMENT
 from .errors import AmbiguousToolCallError, InputError, ToolCallNotFoundError
@@ -222,11 +222,11 @@ def _owner(chain: Chain, seq: int) -> str:
 
 
 def _record(row: Any, result: tuple[Any, ...], blobs: dict[str, bytes]) -> ToolCallRecord:
-    payload = row["call_payload"] or {}
+    arguments, arguments_raw = call_arguments(row["call_payload"] or {})
     block = block_from_row(result, blobs) if result[0] else None
     return ToolCallRecord(
         call_id=row["call_id"], name=row["name"], status=row["status"],
-        arguments=payload.get("arguments"), arguments_raw=payload.get("arguments_raw"),
+        arguments=arguments, arguments_raw=arguments_raw,
         result=block.output if block is not None else None,
         is_error=bool(block is not None and block.is_error),
         conversation_id=row["conversation_id"], call_position=row["call_seq"],
