@@ -109,22 +109,24 @@ def documents(msgs: Sequence[Message], skip: Collection[int] = ()) -> list[str |
         if index in skip:
             out.append(None)
         elif doc is not None:
-            out.append(hollow(doc, msg, flat=True))
+            out.append(hollow(doc, 1, msg, flat=True))
         else:
-            doc, items = _document(msg, index, sinks)
-            out.append(hollow(doc, msg) if items == 1 else None if doc is None or _OPEN in doc else doc)
+            out.append(hollow(*_document(msg, index, sinks), msg))
     return out
 
 
-def hollow(doc: str | None, msg: Message, flat: bool = False) -> str | None:
-    """A document of one item as stored: where the text its message's first block row keeps
-    (``codec.first_text``) is long enough and the item holds it as a JSON string, that string
-    is :data:`HOLE`'s, and the document is led by another. A document holding a string that
-    starts with HOLE keeps none (a load would take it for a hole). ``flat``: the document is
-    an input item ``Format.verbatim`` accepts; in an OpenAI one (objects only in its calls,
-    none with a "content"), a ``"content":`` outside a string is the item's own key."""
+def hollow(doc: str | None, items: int, msg: Message, flat: bool = False) -> str | None:
+    """A document of ``items`` items as stored: where it holds one, and the text its
+    message's first block row keeps (``codec.first_text``) is long enough and the item holds
+    it as a JSON string, that string is :data:`HOLE`'s, and the document is led by another.
+    A document holding a string that starts with HOLE keeps none (a load would take it for a
+    hole). ``flat``: the document is an input item ``Format.verbatim`` accepts; in an OpenAI
+    one (objects only in its calls, none with a "content"), a ``"content":`` outside a string
+    is the item's own key."""
     if doc is None or _OPEN in doc:
         return None
+    if items != 1:
+        return doc
     text = first_text(msg)
     if text is None or len(text) < MIN_HOLE:
         return doc
@@ -139,30 +141,33 @@ def hollow(doc: str | None, msg: Message, flat: bool = False) -> str | None:
         return _CONTENT + hollowed
     # The string found may be a key, or a part of a longer string: then no value is HOLE.
     try:
-        items = orjson.loads("[" + hollowed + "]")
+        parsed = orjson.loads("[" + hollowed + "]")
     except orjson.JSONDecodeError:
         return doc
-    if len(items) != 1 or not isinstance(items[0], dict) or not _put(items[0], HOLE):
+    if len(parsed) != 1 or not isinstance(parsed[0], dict) or (key := _put(parsed[0], HOLE)) is None:
         return doc
-    key = next((key for key, value in items[0].items() if value == HOLE), "")
     return orjson.dumps(HOLE + key).decode() + "," + hollowed
 
 
-def _put(value: Any, text: str) -> bool:
-    """Put ``text`` in place of the one string HOLE in ``value``; whether there was one."""
+def _put(value: Any, text: str) -> str | None:
+    """Put ``text`` in place of the one string HOLE in ``value``: the key that held it
+    where ``value`` is an object holding it itself, "" where it was deeper, None where
+    there was none."""
     if isinstance(value, dict):
         for key, item in value.items():
             if item == HOLE:
                 value[key] = text
-                return True
-        return any(isinstance(item, (dict, list)) and _put(item, text) for item in value.values())
-    if isinstance(value, list):
+                return key
+        inner = value.values()
+    elif isinstance(value, list):
         for index, item in enumerate(value):
             if item == HOLE:
                 value[index] = text
-                return True
-        return any(isinstance(item, (dict, list)) and _put(item, text) for item in value)
-    return False
+                return ""
+        inner = value
+    else:
+        return None
+    return next(("" for item in inner if isinstance(item, (dict, list)) and _put(item, text) is not None), None)
 
 
 def _document(msg: Message, index: int, sinks: dict[str, Losses]) -> tuple[str | None, int]:
