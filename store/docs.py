@@ -21,6 +21,11 @@ holds :data:`HOLE`'s string there instead and starts with another (:func:`hollow
 reads those texts from the block rows (one more range scan) and puts them into the parsed
 items (:func:`parse`): no text is encoded or parsed as JSON on the way. Texts are most of a
 message's bytes.
+
+Nor does a message's ``extras`` repeat a long string its document keeps (revision 0012): the
+value of a key its format has no field for (``extras[format]["fields"]``, as OpenAI's
+``reasoning_content``) is HOLE there where the document's item holds it as it is
+(:func:`keep_once`), and a canonical read takes it from the document (:func:`fill`).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import orjson
 import sqlalchemy as sa
 
 from .chains import Chain, within
-from .codec import first_text
+from .codec import MESSAGE_COLUMNS, first_text
 from .errors import ConvstoreError
 from .exactjson import has_nonfinite
 from .formats import FORMATS, NEEDS_CALL_IDS, Losses, read_marked
@@ -243,3 +248,67 @@ def parse(found: Stored) -> list[Any]:
         else:
             _put(items[index + 1], text)
     return [item for item in items if item.__class__ is not str or item[:1] != HOLE]
+
+
+def keep_once(dumped: Sequence[dict[str, Any]], docs: list[str | None]) -> None:
+    """Leave out of the dumped messages' ``extras`` the long strings their documents keep:
+    where a key of ``extras[source_format]["fields"]`` holds a string of :data:`MIN_HOLE`
+    characters or more, and the item of the message's one-item document holds the same
+    string under that key, HOLE stands in for it (a load in the stored format reads it from
+    the document; :func:`fill` puts it back for the others). A message whose fields hold
+    HOLE itself keeps no document: a read would take the value for a stand-in."""
+    for index, dump in enumerate(dumped):
+        fields = _fields(dump.get("extras"), dump.get("source_format"))
+        if fields is None or docs[index] is None:
+            continue
+        if HOLE in fields.values():
+            docs[index] = None
+            continue
+        long = [key for key, value in fields.items() if value.__class__ is str and len(value) >= MIN_HOLE]
+        if long and (item := _item(docs[index])) is not None:
+            for key in long:
+                if item.get(key) == fields[key]:
+                    fields[key] = HOLE
+
+
+def _fields(extras: Any, source_format: Any) -> dict[str, Any] | None:
+    own = extras.get(source_format) if extras.__class__ is dict else None
+    fields = own.get("fields") if own.__class__ is dict else None
+    return fields if fields.__class__ is dict else None
+
+
+def _item(doc: str | None) -> dict[str, Any] | None:
+    """The item of a one-item document, without its lead (its hole stays HOLE)."""
+    if doc is None:
+        return None
+    try:
+        items = orjson.loads("[" + doc + "]")
+    except orjson.JSONDecodeError:
+        return None
+    if items and items[0].__class__ is str and items[0][:1] == HOLE:
+        items = items[1:]
+    return items[0] if len(items) == 1 and items[0].__class__ is dict else None
+
+
+_SEQ, _EXTRAS, _FORMAT = (MESSAGE_COLUMNS.index(name) for name in ("seq", "extras", "source_format"))
+_DOCS_OF = Prepared(sa.select(_m.c.seq, _m.c.doc).where(
+    _m.c.conversation_id == sa.bindparam("cid"), _m.c.seq >= sa.bindparam("start"), _m.c.seq < sa.bindparam("stop"),
+    _m.c.doc.is_not(None)))
+
+
+def fill(conn: sa.Connection, conversation_id: str, rows: Sequence[Sequence[Any]]) -> None:
+    """Put back into message rows (``codec.MESSAGE_COLUMNS``, in seq order) the
+    ``extras`` values their documents keep (:func:`keep_once`): one statement where a row
+    left one out, none elsewhere."""
+    held = [(row[_SEQ], fields) for row in rows
+            if (fields := _fields(row[_EXTRAS], row[_FORMAT])) is not None and HOLE in fields.values()]
+    if not held:
+        return
+    docs = dict(_DOCS_OF.run(conn, cid=conversation_id, start=held[0][0], stop=held[-1][0] + 1))
+    for seq, fields in held:
+        item = _item(docs.get(seq))
+        if item is None:  # no document: HOLE is the source's own value (keep_once)
+            continue
+        for key, value in fields.items():
+            if value == HOLE and (kept := item.get(key)).__class__ is str:
+                fields[key] = kept

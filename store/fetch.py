@@ -8,7 +8,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from . import rows
+from . import docs, rows
 from .chains import END as _END, Chain, within
 from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, blob_refs, messages_from_rows
 from .model import Message
@@ -38,12 +38,15 @@ def fetch_rows(conn: sa.Connection, conversation_id: str, start: int, windowed: 
                stop: int | None = None, chain: Chain | None = None,
                ) -> tuple[list[list[Any]], list[list[Any]], dict[str, bytes]]:
     """The message rows from ``start`` on, their block rows (``seq`` first) and the blobs
-    they use: three statements at most, per segment of ``chain`` for a fork."""
+    they use: three statements at most (four where a row's extras left a value to its document,
+    ``docs.fill``), per segment of ``chain`` for a fork."""
     msgs: list[list[Any]] = []
     blocks: list[list[Any]] = []
     found: dict[str, bytes] = {}
     for owner, lo, hi in within(chain or [(conversation_id, 0, _END)], start, _END if stop is None else stop):
-        msgs += _MESSAGE_ROWS.run(conn, cid=owner, start=lo, stop=hi)
+        msg_rows = _MESSAGE_ROWS.run(conn, cid=owner, start=lo, stop=hi)
+        docs.fill(conn, owner, msg_rows)
+        msgs += msg_rows
         part = _BLOCK_ROWS.run(conn, cid=owner, start=lo, stop=hi)
         blocks += part
         found.update(blobs(conn, owner, part, everything=not windowed, offset=1))

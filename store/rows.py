@@ -20,7 +20,7 @@ from sqlalchemy.dialects import postgresql
 from . import bulk, links
 from .chains import END, chain_of, within
 from .codec import BlobSink, block_rows, message_rows
-from .docs import documents
+from .docs import documents, keep_once
 from .gcpause import paused_gc
 from .limits import Budget, Limits
 from .model import MESSAGES, Message
@@ -72,9 +72,10 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message], *,
                             budgets=budgets)
         plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
                           known=known or {}, prior_starts=prior_starts or {})
+        docs = documents(msgs, skip=plan.unanswered)
+        keep_once(dumped, docs)
         rows = message_rows(dumped, conversation_id=conversation_id, first_seq=first_seq,
-                            window_starts=plan.window_starts, budgets=budgets,
-                            docs=documents(msgs, skip=plan.unanswered))
+                            window_starts=plan.window_starts, budgets=budgets, docs=docs)
         for budget in budgets:
             budget.check()
     return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates)
