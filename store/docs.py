@@ -290,25 +290,20 @@ def _item(doc: str | None) -> dict[str, Any] | None:
     return items[0] if len(items) == 1 and items[0].__class__ is dict else None
 
 
-_SEQ, _EXTRAS, _FORMAT = (MESSAGE_COLUMNS.index(name) for name in ("seq", "extras", "source_format"))
-_DOCS_OF = Prepared(sa.select(_m.c.seq, _m.c.doc).where(
-    _m.c.conversation_id == sa.bindparam("cid"), _m.c.seq >= sa.bindparam("start"), _m.c.seq < sa.bindparam("stop"),
-    _m.c.doc.is_not(None)))
+_EXTRAS, _FORMAT = MESSAGE_COLUMNS.index("extras"), MESSAGE_COLUMNS.index("source_format")
+DOC_IF_HELD = sa.case((sa.cast(_m.c.extras, sa.Text).like(sa.literal_column("'%u0001%'")), _m.c.doc)).label("held_doc")
+"""A message row's document where its extras may have left a value to it (the JSON text of
+HOLE is ``"\\u0001"``; PostgreSQL's JSONB writes it so too), else NULL: read beside the row
+for :func:`fill`, with no statement of its own."""
 
 
-def fill(conn: sa.Connection, conversation_id: str, rows: Sequence[Sequence[Any]]) -> None:
-    """Put back into message rows (``codec.MESSAGE_COLUMNS``, in seq order) the
-    ``extras`` values their documents keep (:func:`keep_once`): one statement where a row
-    left one out, none elsewhere."""
-    held = [(row[_SEQ], fields) for row in rows
-            if (fields := _fields(row[_EXTRAS], row[_FORMAT])) is not None and HOLE in fields.values()]
-    if not held:
-        return
-    docs = dict(_DOCS_OF.run(conn, cid=conversation_id, start=held[0][0], stop=held[-1][0] + 1))
-    for seq, fields in held:
-        item = _item(docs.get(seq))
-        if item is None:  # no document: HOLE is the source's own value (keep_once)
+def fill(rows: Sequence[Sequence[Any]]) -> None:
+    """Put back into message rows (``codec.MESSAGE_COLUMNS`` then :data:`DOC_IF_HELD`) the
+    ``extras`` values their documents keep (:func:`keep_once`)."""
+    for row in rows:
+        if (doc := row[-1]) is None or (fields := _fields(row[_EXTRAS], row[_FORMAT])) is None:
             continue
-        for key, value in fields.items():
-            if value == HOLE and (kept := item.get(key)).__class__ is str:
-                fields[key] = kept
+        if HOLE in fields.values() and (item := _item(doc)) is not None:
+            for key, value in fields.items():
+                if value == HOLE and (kept := item.get(key)).__class__ is str:
+                    fields[key] = kept

@@ -20,17 +20,17 @@ blocks_t = BlockRow.__table__
 blobs_t = BlobRow.__table__
 
 
-def _range(table: sa.Table, columns: tuple[str, ...], *order: str) -> Prepared:
-    """``columns`` of ``table``'s rows in a seq range of one conversation: one range scan
-    of its primary key, in key order. Messages and blocks are read by two of these, not a
-    join (planned as a quadratic loop when statistics predate the conversation) nor a
+def _range(table: sa.Table, columns: tuple[str, ...], *order: str, also: tuple[Any, ...] = ()) -> Prepared:
+    """``columns`` of ``table``'s rows in a seq range of one conversation (then ``also``): one
+    range scan of its primary key, in key order. Messages and blocks are read by two of these,
+    not a join (planned as a quadratic loop when statistics predate the conversation) nor a
     UNION ALL (its merge and NULL-padded rows cost a third of a load)."""
-    return Prepared(sa.select(*(table.c[name] for name in columns)).where(
+    return Prepared(sa.select(*(table.c[name] for name in columns), *also).where(
         table.c.conversation_id == sa.bindparam("cid"), table.c.seq >= sa.bindparam("start"),
         table.c.seq < sa.bindparam("stop")).order_by(*(table.c[name] for name in order)))
 
 
-_MESSAGE_ROWS = _range(messages_t, MESSAGE_COLUMNS, "seq")
+_MESSAGE_ROWS = _range(messages_t, MESSAGE_COLUMNS, "seq", also=(docs.DOC_IF_HELD,))
 _BLOCK_ROWS = _range(blocks_t, ("seq", *BLOCK_COLUMNS), "seq", "position")
 
 
@@ -38,14 +38,14 @@ def fetch_rows(conn: sa.Connection, conversation_id: str, start: int, windowed: 
                stop: int | None = None, chain: Chain | None = None,
                ) -> tuple[list[list[Any]], list[list[Any]], dict[str, bytes]]:
     """The message rows from ``start`` on, their block rows (``seq`` first) and the blobs
-    they use: three statements at most (four where a row's extras left a value to its document,
-    ``docs.fill``), per segment of ``chain`` for a fork."""
+    they use: three statements at most, per segment of ``chain`` for a fork. A message row
+    ends with its document where its extras left a value to it (``docs.fill``)."""
     msgs: list[list[Any]] = []
     blocks: list[list[Any]] = []
     found: dict[str, bytes] = {}
     for owner, lo, hi in within(chain or [(conversation_id, 0, _END)], start, _END if stop is None else stop):
         msg_rows = _MESSAGE_ROWS.run(conn, cid=owner, start=lo, stop=hi)
-        docs.fill(conn, owner, msg_rows)
+        docs.fill(msg_rows)
         msgs += msg_rows
         part = _BLOCK_ROWS.run(conn, cid=owner, start=lo, stop=hi)
         blocks += part

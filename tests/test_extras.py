@@ -80,6 +80,17 @@ def test_long_unknown_values_are_stored_once_and_read_back_exactly(store):
     assert store.load(fork, "openai") == forked == write(store.load_messages(fork), "openai")[0]
 
 
+def test_values_are_put_back_with_no_statement_of_their_own(store, statements):
+    plain = store.save([{"role": "assistant", "content": "ok"}] * 3, format="openai")
+    held = store.save([{"role": "assistant", "content": "ok", "reasoning_content": LONG}] * 3, format="openai")
+    counts = []
+    for cid in (plain, held):
+        statements.statements.clear()
+        store.load_messages(cid)
+        counts.append(statements.count())
+    assert counts[0] == counts[1]
+
+
 def test_a_value_that_is_hole_itself_keeps_no_document(store):
     """A read would take HOLE for a value left to the document: such a message keeps none."""
     data = [{"role": "user", "content": "hi", "x_flag": store_docs.HOLE},
