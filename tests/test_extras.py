@@ -153,3 +153,13 @@ def test_any_unknown_values_read_back_exactly(sqlite_store, items):
 def sqlite_store(tmp_path):
     with ConversationStore(f"sqlite:///{tmp_path / 'extras.db'}") as s:
         yield s
+
+
+def test_a_save_leaves_the_callers_messages_as_they_were(store):
+    from store.formats import read
+
+    msgs = read([{"role": "assistant", "content": "ok", "reasoning_content": LONG}], "openai")
+    before = [m.model_dump() for m in msgs]
+    cid = store.save(msgs, format="canonical")
+    assert [m.model_dump() for m in msgs] == before
+    assert store.load_messages(cid)[0].extras == msgs[0].extras
