@@ -22,7 +22,7 @@ from .operations import CHUNK, messages_t, tool_calls_t
 _m, _t = messages_t, tool_calls_t
 _WITHOUT = sa.and_(_m.c.doc.is_(None), _m.c.source_format.in_(sorted(PER_MESSAGE)))
 _SET_DOC = sa.update(_m).where(_m.c.conversation_id == sa.bindparam("cid"), _m.c.seq == sa.bindparam("at"),
-                               _m.c.doc.is_(None)).values(doc=sa.bindparam("text"))
+                               _m.c.doc.is_(None)).values(doc=sa.bindparam("document"))
 
 
 def pending(engine: sa.Engine) -> dict[str, int]:
@@ -57,7 +57,7 @@ def _fill(conn: sa.Connection, cid: str) -> int:
         # as links.plan marks them on a save: a result whose call is not stored before it
         unanswered = {i for i, (seq, msg) in enumerate(zip(seqs, msgs))
                       if any(b.kind == "tool_result" and calls.get(b.call_id, seq) >= seq for b in msg.content)}
-        updates += [{"cid": cid, "at": seq, "text": text}
+        updates += [{"cid": cid, "at": seq, "document": text}
                     for seq, text in zip(seqs, documents(msgs, skip=unanswered)) if text is not None and seq in wanted]
     if updates:
         conn.execute(_SET_DOC, updates)

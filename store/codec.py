@@ -98,6 +98,25 @@ def block_rows(msgs: Sequence[Message], dumped: Sequence[dict[str, Any]], *, con
     return rows
 
 
+def inline(messages: Sequence[dict[str, Any]], blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The block rows left once the text of each message whose content is one plain text block
+    (no field but its text) is moved into its message row's ``text`` (revision 0013): most
+    messages then take one row, not two. Both lists in seq order."""
+    kept: list[dict[str, Any]] = []
+    rows = iter(messages)
+    message: dict[str, Any] = {"seq": None}
+    for i, block in enumerate(blocks):
+        while message["seq"] != block["seq"]:
+            message = next(rows)
+        alone = block["position"] == 0 and (i + 1 == len(blocks) or blocks[i + 1]["seq"] != block["seq"])
+        if alone and block["kind"] == "text" and block["payload"] is None and block["text"] is not None \
+                and block["media_type"] is None and block["tool_name"] is None and block["call_id"] is None:
+            message["text"] = block["text"]
+        else:
+            kept.append(block)
+    return kept
+
+
 def first_text(msg: Message) -> str | None:
     """The ``text`` column of the message's first block row: what ``store.docs`` may leave
     out of the message's document."""
@@ -270,7 +289,7 @@ def message_rows(dumped: Sequence[dict[str, Any]], *, conversation_id: str, firs
             "usage": None if (usage := dump.get("usage")) is None else budget.json("usage", usage),
             "metadata": None if (meta := dump.get("metadata")) is None else budget.json("metadata", meta),
             "extras": None if (extras := dump.get("extras")) is None else budget.json("extras", extras),
-            "doc": doc,
+            "doc": doc, "text": None,
         }
         for field in _MESSAGE_TEXT:
             value = dump.get(field)
@@ -279,7 +298,7 @@ def message_rows(dumped: Sequence[dict[str, Any]], *, conversation_id: str, firs
     return rows
 
 
-MESSAGE_COLUMNS = ("seq", "role", *_MESSAGE_TEXT, "created_at", "utc_offset", "usage", "metadata", "extras")
+MESSAGE_COLUMNS = ("seq", "role", *_MESSAGE_TEXT, "created_at", "utc_offset", "usage", "metadata", "extras", "text")
 BLOCK_COLUMNS = ("kind", "text", "media_type", "tool_name", "call_id", "blob_sha256", "payload")
 """The columns :func:`messages_from_rows` takes: a message row's, and a block row's after its ``seq``."""
 
@@ -299,6 +318,8 @@ def _message_fields(messages: Sequence[Sequence[Any]], blocks: Sequence[Sequence
     for row in messages:
         message = {name: value for name, value in zip(MESSAGE_COLUMNS, row) if value is not None}
         seq, content = message.pop("seq"), []
+        if "text" in message:  # its one plain text block, kept in its row (``inline``)
+            content.append({"kind": "text", "text": message.pop("text")})
         while i < n and blocks[i][0] == seq:  # both in seq order: the blocks of this message
             content.append(block_fields(blocks[i][1:], blobs))
             i += 1

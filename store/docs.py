@@ -197,7 +197,7 @@ def _document(msg: Message, index: int, sinks: dict[str, Losses]) -> tuple[str |
 
 
 _m, _b = MessageRow.__table__, BlockRow.__table__
-_DOCUMENTS = Prepared(sa.select(_m.c.seq, _m.c.doc).where(
+_DOCUMENTS = Prepared(sa.select(_m.c.seq, _m.c.doc, _m.c.text).where(
     _m.c.conversation_id == sa.bindparam("cid"), _m.c.seq >= sa.bindparam("start"), _m.c.seq < sa.bindparam("stop"),
     _m.c.source_format == sa.bindparam("fmt"), _m.c.doc.is_not(None)).order_by(_m.c.seq))
 _TEXTS = Prepared(sa.select(_b.c.seq, _b.c.text).where(
@@ -216,8 +216,9 @@ def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str
            count: int) -> Stored | None:
     """The documents in ``target`` of the messages with ``start <= seq < stop`` of a
     conversation of ``count`` messages stored as ``source_format`` (``chain``: where its rows
-    are), and the texts they leave out: per segment of ``chain`` one statement, and one more
-    where a document left its text out; None when one of them has none (none is read when the
+    are), and the texts they leave out (in their message rows, or in block rows before revision
+    0013): per segment of ``chain`` one statement, and one more where a document left out a text
+    its message row does not hold; None when one of them has none (none is read when the
     formats tell so already)."""
     if target not in PER_MESSAGE or source_format not in (target, None):
         return None
@@ -226,13 +227,14 @@ def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str
         rows = _DOCUMENTS.run(conn, cid=owner, start=lo, stop=hi, fmt=target)
         if len(rows) != hi - lo:
             return None
-        holes = [seq for seq, doc in rows if doc.startswith(_OPEN)]
-        if holes:
-            texts = dict(_TEXTS.run(conn, cid=owner, start=holes[0], stop=holes[-1] + 1))
-            if not texts.keys() >= set(holes):  # never so (written and removed together): the canonical path
+        holes = [(seq, text) for seq, doc, text in rows if doc.startswith(_OPEN)]
+        if rest := [seq for seq, text in holes if text is None]:  # texts kept in block rows (before 0013)
+            texts = dict(_TEXTS.run(conn, cid=owner, start=rest[0], stop=rest[-1] + 1))
+            if not texts.keys() >= set(rest):  # never so (written and removed together): the canonical path
                 return None
-            found.texts.extend(texts[seq] for seq in holes)
-        found.docs.extend(doc for _, doc in rows)
+            holes = [(seq, texts[seq] if text is None else text) for seq, text in holes]
+        found.texts.extend(text for _, text in holes)
+        found.docs.extend(doc for _, doc, _ in rows)
     return found
 
 

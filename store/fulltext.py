@@ -29,32 +29,41 @@ from typing import Any
 import sqlalchemy as sa
 
 from .codec import RAW_ARGUMENTS, SEARCH_CHARS, SEARCHED, block_fields, block_text
-from .schema import BlockRow, ConversationRow, SearchRow
+from .schema import BlockRow, ConversationRow, MessageRow, SearchRow
 
 blocks_t = BlockRow.__table__
+messages_t = MessageRow.__table__
 search_t = SearchRow.__table__
 conversations = ConversationRow.__table__
 BATCH = 500
 """Conversations indexed per statement (their ids are the statement's parameters)."""
 
-_JOINED = "coalesce(blocks.tool_name, '') || ' ' || coalesce(blocks.text, '') || ' ' || "
+# A message's text kept in its own row (revision 0013) where it has no block row: SQLite computes
+# an entry's text over search rows joined to their messages and, where they have one, their block.
+INLINE_TERM = {"sqlite": "messages.text, ", "postgresql": ""}
+_JOINED = {name: f"coalesce(blocks.tool_name, '') || ' ' || coalesce(blocks.text, {term}'') || ' ' || "
+           for name, term in INLINE_TERM.items()}
 # Revision 0011's payload key, NULL in every row written before it: those keep the very text
 # revisions 0006 and 0009 computed (an FTS5 entry is removed by recomputing its text).
 RAW_TERM = {"sqlite": f"json_extract(blocks.payload, '$.\"{RAW_ARGUMENTS}\"'), ",
             "postgresql": f"blocks.payload ->> '{RAW_ARGUMENTS}', "}
 TEXT_SQL = {
-    "sqlite": f"substr({_JOINED}coalesce(json_extract(blocks.payload, '$.arguments_raw'), {RAW_TERM['sqlite']}"
+    "sqlite": f"substr({_JOINED['sqlite']}coalesce(json_extract(blocks.payload, '$.arguments_raw'), {RAW_TERM['sqlite']}"
               f"json_extract(blocks.payload, '$.arguments'), json_extract(blocks.payload, '$.output'), ''), "
               f"1, {SEARCH_CHARS})",
-    "postgresql": f"left({_JOINED}coalesce(blocks.payload ->> 'arguments_raw', {RAW_TERM['postgresql']}"
+    "postgresql": f"left({_JOINED['postgresql']}coalesce(blocks.payload ->> 'arguments_raw', {RAW_TERM['postgresql']}"
                   f"blocks.payload ->> 'arguments', blocks.payload ->> 'output', ''), {SEARCH_CHARS})",
 }
-"""The searched text of a block, computed from its row (a column expression over ``blocks``)."""
+"""The searched text of a block, computed from its row (a column expression over ``blocks``;
+on SQLite also ``messages``, for a text kept in its message's row)."""
+INLINE_TEXT = sa.literal_column(f"left(' ' || messages.text || ' ', {SEARCH_CHARS})")
+"""PostgreSQL: what TEXT_SQL gives for a message's text kept in its row, as for its block row."""
 
 FTS = sa.table("search_fts", sa.column("rowid"), sa.column("body"), sa.column("rank"), sa.column("search_fts"))
 """SQLite's FTS5 table (revision 0006)."""
 ON_BLOCK = sa.and_(blocks_t.c.conversation_id == search_t.c.conversation_id, blocks_t.c.seq == search_t.c.seq,
                     blocks_t.c.position == search_t.c.position)
+ON_MESSAGE = sa.and_(messages_t.c.conversation_id == search_t.c.conversation_id, messages_t.c.seq == search_t.c.seq)
 
 
 # The conversations of namespace ``ns`` holding messages the index does not (on the index of
@@ -96,7 +105,16 @@ def _pending_blocks(ids: Sequence[str], *columns: Any) -> sa.Select[Any]:
             .where(c.id.in_(ids), blocks_t.c.seq >= c.index_from, blocks_t.c.kind.in_(sorted(SEARCHED))))
 
 
+def _pending_texts(ids: Sequence[str], *columns: Any) -> sa.Select[Any]:
+    """The texts these conversations keep in message rows (revision 0013) from their
+    ``index_from`` on: each as its block would be, at position 0, of kind text."""
+    c = conversations.c
+    return (sa.select(*columns).select_from(messages_t.join(conversations, c.id == messages_t.c.conversation_id))
+            .where(c.id.in_(ids), messages_t.c.seq >= c.index_from, messages_t.c.text.is_not(None)))
+
+
 _KEY = (blocks_t.c.conversation_id, blocks_t.c.seq, blocks_t.c.position, blocks_t.c.kind)
+_INLINE_KEY = (messages_t.c.conversation_id, messages_t.c.seq, sa.literal_column("0"), sa.literal_column("'text'"))
 _KEY_NAMES = ["conversation_id", "seq", "position", "kind"]
 
 
@@ -104,12 +122,14 @@ def _index_sqlite(conn: sa.Connection, ids: Sequence[str]) -> None:
     before = conn.execute(sa.select(sa.func.coalesce(sa.func.max(sa.literal_column("rowid")), 0))
                           .select_from(search_t)).scalar()
     conn.execute(search_t.insert().from_select(_KEY_NAMES, _pending_blocks(ids, *_KEY)))
+    conn.execute(search_t.insert().from_select(_KEY_NAMES, _pending_texts(ids, *_INLINE_KEY)))
     conn.execute(_entries(sa.literal_column("search.rowid") > before, delete=False))
 
 
 def _index_postgresql(conn: sa.Connection, ids: Sequence[str]) -> None:
     text = sa.literal_column(TEXT_SQL["postgresql"])
     conn.execute(search_t.insert().from_select([*_KEY_NAMES, "body"], _pending_blocks(ids, *_KEY, text)))
+    conn.execute(search_t.insert().from_select([*_KEY_NAMES, "body"], _pending_texts(ids, *_INLINE_KEY, INLINE_TEXT)))
 
 
 _TEXT_SOURCE = (blocks_t.c.kind, blocks_t.c.text, blocks_t.c.media_type, blocks_t.c.tool_name, blocks_t.c.call_id,
@@ -128,6 +148,14 @@ def _index_text(conn: sa.Connection, ids: Sequence[str]) -> None:
         if found:
             conn.execute(search_t.insert(), found)
         rows = conn.execute(query.where(key > sa.tuple_(*rows[-1][:3]))).all()
+    texts = _pending_texts(ids, messages_t.c.conversation_id, messages_t.c.seq, messages_t.c.text).where(
+        messages_t.c.text != "").order_by(messages_t.c.conversation_id, messages_t.c.seq).limit(5000)
+    rows = conn.execute(texts).all()
+    while rows:
+        conn.execute(search_t.insert(), [{"conversation_id": cid, "seq": seq, "position": 0, "kind": "text",
+                                          "body": text[:SEARCH_CHARS]} for cid, seq, text in rows])
+        rows = conn.execute(texts.where(sa.tuple_(messages_t.c.conversation_id, messages_t.c.seq)
+                                        > sa.tuple_(*rows[-1][:2]))).all()
 
 
 _INDEXERS = {"sqlite": _index_sqlite, "postgresql": _index_postgresql}
@@ -139,7 +167,8 @@ def _entries(*where: Any, delete: bool) -> sa.Insert:
     columns = [sa.literal_column("search.rowid"), text]
     if delete:  # FTS5's delete command: removes the entry with this rowid and exactly this text
         columns.insert(0, sa.literal_column("'delete'"))
-    selected = sa.select(*columns).select_from(search_t.join(blocks_t, ON_BLOCK)).where(*where)
+    selected = sa.select(*columns).select_from(search_t.join(messages_t, ON_MESSAGE).outerjoin(blocks_t, ON_BLOCK)
+                                               ).where(*where)
     names = ["search_fts", "rowid", "body"] if delete else ["rowid", "body"]
     return sa.insert(FTS).from_select(names, selected)
 

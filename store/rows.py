@@ -19,7 +19,7 @@ from sqlalchemy.dialects import postgresql
 
 from . import bulk, links
 from .chains import END, chain_of, within
-from .codec import BlobSink, block_rows, message_rows
+from .codec import BlobSink, block_rows, inline, message_rows
 from .docs import documents, keep_once
 from .gcpause import paused_gc
 from .limits import Budget, Limits
@@ -76,6 +76,7 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message], *,
         keep_once(dumped, docs)
         rows = message_rows(dumped, conversation_id=conversation_id, first_seq=first_seq,
                             window_starts=plan.window_starts, budgets=budgets, docs=docs)
+        blocks = inline(rows, blocks)
         for budget in budgets:
             budget.check()
     return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates)

@@ -1,4 +1,4 @@
-"""The relational schema: typed ORM rows over seven tables (revision 0012).
+"""The relational schema: typed ORM rows over seven tables (revision 0013).
 
 Hybrid rows: what users query (kind, text, call id, tool name, media type,
 sequence) is a real column; the rest of a block goes into a JSON ``payload``;
@@ -314,6 +314,9 @@ class MessageRow(Base):
     returns without building canonical models. NULL: the load writes it from the rest.
     It leaves out a text its first block row keeps: a JSON string of U+0001 stands in for
     it, and a lead names the key it fills (revision 0010, ``store.docs.hollow``)."""
+    text: Mapped[str | None] = mapped_column(LongText)
+    """The text of a message whose content is one plain text block (no other field): kept
+    here, with no block row (revision 0013, ``store.codec.inline``). NULL: the blocks are rows."""
 
 
 class BlockRow(Base):

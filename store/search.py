@@ -133,7 +133,7 @@ class _Engine:
 def _engine(conn: sa.Connection, terms: list[Term]) -> _Engine:
     dialect, s, b, fts = conn.dialect.name, search_t, blocks_t, fulltext.FTS
     if dialect == "sqlite":
-        source = fts.join(s, sa.literal_column("search.rowid") == fts.c.rowid).join(b, fulltext.ON_BLOCK)
+        source = fts.join(s, sa.literal_column("search.rowid") == fts.c.rowid).outerjoin(b, fulltext.ON_BLOCK)
         match = sa.literal_column("search_fts").op("MATCH")(sa.bindparam("q", _fts5(terms)))
         return _Engine(source, s, [match], -fts.c.rank, sa.literal_column(fulltext.TEXT_SQL["sqlite"]))
     if dialect == "postgresql":

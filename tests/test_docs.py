@@ -197,7 +197,7 @@ def test_a_langchain_conversation_loads_from_its_documents(store, statements):
     assert None not in docs_of(store, cid)
     statements.statements.clear()
     loaded = store.load(cid, "langchain")
-    assert statements.count() == 3  # the conversation and its window, the documents, the texts they leave out
+    assert statements.count() == 2  # the conversation and its window, the documents (the texts they leave out in their rows)
     assert any(doc.startswith(store_docs._OPEN) for doc in docs_of(store, cid))
     assert loaded == canonical_path(store, cid, "langchain")
 
