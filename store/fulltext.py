@@ -48,11 +48,12 @@ _JOINED = {name: f"coalesce(blocks.tool_name, '') || ' ' || coalesce(blocks.text
 RAW_TERM = {"sqlite": f"json_extract(blocks.payload, '$.\"{RAW_ARGUMENTS}\"'), ",
             "postgresql": f"blocks.payload ->> '{RAW_ARGUMENTS}', "}
 TEXT_SQL = {
-    "sqlite": f"substr({_JOINED['sqlite']}coalesce(json_extract(blocks.payload, '$.arguments_raw'), {RAW_TERM['sqlite']}"
-              f"json_extract(blocks.payload, '$.arguments'), json_extract(blocks.payload, '$.output'), ''), "
-              f"1, {SEARCH_CHARS})",
-    "postgresql": f"left({_JOINED['postgresql']}coalesce(blocks.payload ->> 'arguments_raw', {RAW_TERM['postgresql']}"
-                  f"blocks.payload ->> 'arguments', blocks.payload ->> 'output', ''), {SEARCH_CHARS})",
+    "sqlite": f"substr({_JOINED['sqlite']}coalesce(json_extract(blocks.payload, '$.arguments_raw'), "
+              f"{RAW_TERM['sqlite']}json_extract(blocks.payload, '$.arguments'), "
+              f"json_extract(blocks.payload, '$.output'), ''), 1, {SEARCH_CHARS})",
+    "postgresql": f"left({_JOINED['postgresql']}coalesce(blocks.payload ->> 'arguments_raw', "
+                  f"{RAW_TERM['postgresql']}blocks.payload ->> 'arguments', blocks.payload ->> 'output', ''), "
+                  f"{SEARCH_CHARS})",
 }
 """The searched text of a block, computed from its row (a column expression over ``blocks``;
 on SQLite also ``messages``, for a text kept in its message's row)."""
@@ -129,7 +130,8 @@ def _index_sqlite(conn: sa.Connection, ids: Sequence[str]) -> None:
 def _index_postgresql(conn: sa.Connection, ids: Sequence[str]) -> None:
     text = sa.literal_column(TEXT_SQL["postgresql"])
     conn.execute(search_t.insert().from_select([*_KEY_NAMES, "body"], _pending_blocks(ids, *_KEY, text)))
-    conn.execute(search_t.insert().from_select([*_KEY_NAMES, "body"], _pending_texts(ids, *_INLINE_KEY, INLINE_TEXT)))
+    conn.execute(search_t.insert().from_select([*_KEY_NAMES, "body"],
+                                                _pending_texts(ids, *_INLINE_KEY, INLINE_TEXT)))
 
 
 _TEXT_SOURCE = (blocks_t.c.kind, blocks_t.c.text, blocks_t.c.media_type, blocks_t.c.tool_name, blocks_t.c.call_id,
