@@ -30,6 +30,7 @@ value of a key its format has no field for (``extras[format]["fields"]``, as Ope
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 from typing import Any, NamedTuple
 
@@ -37,7 +38,7 @@ import orjson
 import sqlalchemy as sa
 
 from .chains import Chain, within
-from .codec import MESSAGE_COLUMNS, first_text
+from .codec import MESSAGE_COLUMNS, call_arguments, first_text
 from .errors import ConvstoreError
 from .exactjson import has_nonfinite
 from .formats import FORMATS, NEEDS_CALL_IDS, Losses, read_marked
@@ -55,6 +56,7 @@ place without looking into the other items (:func:`hollow`, :func:`parse`)."""
 _MARK = '"\\u0001"'  # HOLE as orjson writes it
 _OPEN = _MARK[:-1]  # a string starting with HOLE: a document holding one keeps none
 _CONTENT = _OPEN + 'content",'  # the lead of a document whose item's "content" is left out
+_AFTER_CONTENT, _JUST_CONTENT = len(_CONTENT), ["content"]
 MIN_HOLE = 64
 """The shortest text left out of a document: a shorter one costs a load more to fetch
 than it saves."""
@@ -123,35 +125,95 @@ def documents(msgs: Sequence[Message], skip: Collection[int] = ()) -> list[str |
 def hollow(doc: str | None, items: int, msg: Message, flat: bool = False) -> str | None:
     """A document of ``items`` items as stored: where it holds one, and the text its
     message's first block row keeps (``codec.first_text``) is long enough and the item holds
-    it as a JSON string, that string is :data:`HOLE`'s, and the document is led by another.
-    A document holding a string that starts with HOLE keeps none (a load would take it for a
-    hole). ``flat``: the document is an input item ``Format.verbatim`` accepts; in an OpenAI
-    one (objects only in its calls, none with a "content"), a ``"content":`` outside a string
-    is the item's own key."""
+    it as a JSON string, that string is :data:`HOLE`'s, and the document is led by another;
+    so are the arguments of an OpenAI item's calls (:func:`_call_holes`). A document holding
+    a string that starts with HOLE keeps none (a load would take it for a hole). ``flat``: the
+    document is an input item ``Format.verbatim`` accepts; in an OpenAI one (objects only in
+    its calls, none with a "content"), a ``"content":`` outside a string is the item's own key."""
     if doc is None or _OPEN in doc:
         return None
     if items != 1:
         return doc
+    openai = msg.source_format == "openai"
+    lead, hollowed = _text_hole(doc, msg, flat and openai)
+    if not openai:
+        return lead + hollowed
+    calls, without = _call_holes(hollowed, msg)
+    # A written item may hold more objects than its calls (extras): it is checked by reading it back.
+    if calls and not flat and not _reads_back(lead + calls + without, msg, doc):
+        return lead + hollowed
+    return lead + calls + without
+
+
+def _reads_back(stored: str, msg: Message, doc: str) -> bool:
+    """Whether a load reads ``doc``'s items from its stored form."""
+    calls = [block.arguments_raw for block in msg.content if block.kind == "tool_call"]
+    texts = [calls[int(key[1:])] if key[:1] == "@" else first_text(msg) for key in _leads(stored)]
+    try:
+        return parse(Stored([stored], texts)) == orjson.loads("[" + doc + "]")
+    except (LookupError, TypeError, ValueError):  # a hole where no call's arguments are
+        return False
+
+
+def _text_hole(doc: str, msg: Message, openai: bool) -> tuple[str, str]:
+    """The lead (with its comma) and the document without the text of its first block, or
+    ("", the document) where it keeps it."""
     text = first_text(msg)
     if text is None or len(text) < MIN_HOLE:
-        return doc
+        return "", doc
     try:
         head, found, tail = doc.partition(orjson.dumps(text).decode())
     except orjson.JSONEncodeError:  # a lone surrogate: no document holds it either
-        return doc
+        return "", doc
     if not found:
-        return doc
+        return "", doc
     hollowed = head + _MARK + tail
-    if flat and head.endswith('"content":') and msg.source_format == "openai":  # no need to parse it to know
-        return _CONTENT + hollowed
+    if openai and head.endswith('"content":'):  # no need to parse it to know
+        return _CONTENT, hollowed
     # The string found may be a key, or a part of a longer string: then no value is HOLE.
     try:
         parsed = orjson.loads("[" + hollowed + "]")
     except orjson.JSONDecodeError:
-        return doc
-    if len(parsed) != 1 or not isinstance(parsed[0], dict) or (key := _put(parsed[0], HOLE)) is None:
-        return doc
-    return orjson.dumps(HOLE + key).decode() + "," + hollowed
+        return "", doc
+    if len(parsed) != 1 or not isinstance(parsed[0], dict) or (key := _put(parsed[0], HOLE)) is None \
+            or not _PLAIN_KEY.fullmatch(key):  # a lead is read without parsing it (_leads)
+        return "", doc
+    return _OPEN + key + '",', hollowed
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_]*")
+_ARGUMENTS = '"arguments":'
+
+
+def _call_holes(doc: str, item: Message) -> tuple[str, str]:
+    """The leads (with their commas) and the document without the arguments of its calls
+    (revision 0014): in an OpenAI input item, the k-th ``"arguments":`` outside a string is
+    the k-th call's (objects only in its calls; a quote inside a string is escaped), and the
+    call's block keeps the same string (``codec.call_arguments``). Arguments shorter than
+    :data:`MIN_HOLE` stay; where a call's are not where they should be, all stay."""
+    calls = [block.arguments_raw for block in item.content if block.kind == "tool_call"]
+    if not calls:
+        return "", doc
+    leads, parts, at = [], [], 0
+    for k, raw in enumerate(calls):
+        found = doc.find(_ARGUMENTS, at)
+        if found < 0 or not isinstance(raw, str):
+            return "", doc
+        start = found + len(_ARGUMENTS)
+        try:
+            value = orjson.dumps(raw).decode()
+        except orjson.JSONEncodeError:
+            return "", doc
+        if not doc.startswith(value, start):
+            return "", doc
+        if len(raw) >= MIN_HOLE:
+            parts += (doc[at:start], _MARK)
+            leads.append(f"{_OPEN}@{k}\",")
+        else:
+            parts.append(doc[at:start + len(value)])
+        at = start + len(value)
+    parts.append(doc[at:])
+    return "".join(leads), "".join(parts)
 
 
 def _put(value: Any, text: str) -> str | None:
@@ -200,9 +262,12 @@ _m, _b = MessageRow.__table__, BlockRow.__table__
 _DOCUMENTS = Prepared(sa.select(_m.c.seq, _m.c.doc, _m.c.text).where(
     _m.c.conversation_id == sa.bindparam("cid"), _m.c.seq >= sa.bindparam("start"), _m.c.seq < sa.bindparam("stop"),
     _m.c.source_format == sa.bindparam("fmt"), _m.c.doc.is_not(None)).order_by(_m.c.seq))
-_TEXTS = Prepared(sa.select(_b.c.seq, _b.c.text).where(
+_BLOCKS = Prepared(sa.select(  # a call's payload only: a result's is not parsed for nothing
+    _b.c.seq, _b.c.position, _b.c.kind, _b.c.text,
+    sa.case((_b.c.kind == sa.literal_column("'tool_call'"), _b.c.payload)).label("call")).where(
     _b.c.conversation_id == sa.bindparam("cid"), _b.c.seq >= sa.bindparam("start"), _b.c.seq < sa.bindparam("stop"),
-    _b.c.position == sa.literal_column("0")))
+    sa.or_(_b.c.position == sa.literal_column("0"), _b.c.kind == sa.literal_column("'tool_call'"))
+).order_by(_b.c.seq, _b.c.position))
 
 
 class Stored(NamedTuple):
@@ -216,10 +281,10 @@ def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str
            count: int) -> Stored | None:
     """The documents in ``target`` of the messages with ``start <= seq < stop`` of a
     conversation of ``count`` messages stored as ``source_format`` (``chain``: where its rows
-    are), and the texts they leave out (in their message rows, or in block rows before revision
-    0013): per segment of ``chain`` one statement, and one more where a document left out a text
-    its message row does not hold; None when one of them has none (none is read when the
-    formats tell so already)."""
+    are), and the texts they leave out (a text in its message row, or in its first block row
+    before revision 0013; a call's arguments in its block row): per segment of ``chain`` one
+    statement, and one more where a document left out what its message row does not hold;
+    None when one of them has none (none is read when the formats tell so already)."""
     if target not in PER_MESSAGE or source_format not in (target, None):
         return None
     found = Stored([], [])
@@ -227,15 +292,41 @@ def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str
         rows = _DOCUMENTS.run(conn, cid=owner, start=lo, stop=hi, fmt=target)
         if len(rows) != hi - lo:
             return None
-        holes = [(seq, text) for seq, doc, text in rows if doc.startswith(_OPEN)]
-        if rest := [seq for seq, text in holes if text is None]:  # texts kept in block rows (before 0013)
-            texts = dict(_TEXTS.run(conn, cid=owner, start=rest[0], stop=rest[-1] + 1))
-            if not texts.keys() >= set(rest):  # never so (written and removed together): the canonical path
-                return None
-            holes = [(seq, texts[seq] if text is None else text) for seq, text in holes]
-        found.texts.extend(text for _, text in holes)
+        holes = [(seq, text, _leads(doc)) for seq, doc, text in rows if doc.startswith(_OPEN)]
+        # A document's call leads come after its text's (hollow): then its last key names a call.
+        rest = [seq for seq, text, keys in holes if text is None or keys[-1][:1] == "@"]
+        firsts: dict[int, str | None] = {}
+        calls: dict[int, list[str | None]] = {}
+        if rest:
+            for seq, position, kind, text, payload in _BLOCKS.run(conn, cid=owner, start=rest[0], stop=rest[-1] + 1):
+                if position == 0:
+                    firsts[seq] = text
+                if kind == "tool_call":
+                    calls.setdefault(seq, []).append(call_arguments(payload or {})[1])
+        for seq, text, keys in holes:
+            for key in keys:
+                if key[:1] == "@":
+                    arguments = calls.get(seq) or []
+                    value = arguments[k] if (k := int(key[1:])) < len(arguments) else None
+                else:
+                    value = text if text is not None else firsts.get(seq)
+                if value is None:  # never so (written and removed together): the canonical path
+                    return None
+                found.texts.append(value)
         found.docs.extend(doc for _, doc, _ in rows)
     return found
+
+
+def _leads(doc: str) -> list[str]:
+    """The keys named by a document's leads (plain: ``_PLAIN_KEY``, or ``@`` and a call's index)."""
+    if doc.startswith(_CONTENT) and not doc.startswith(_OPEN, _AFTER_CONTENT):  # most documents
+        return _JUST_CONTENT
+    keys, at = [], 0
+    while doc.startswith(_OPEN, at):
+        end = doc.index('",', at)
+        keys.append(doc[at + len(_OPEN):end])
+        at = end + 2
+    return keys
 
 
 def parse(found: Stored) -> list[Any]:
@@ -243,12 +334,19 @@ def parse(found: Stored) -> list[Any]:
     items = orjson.loads("[" + ",".join(found.docs) + "]")
     if not found.texts:
         return items
+    # Only a hole's lead starts with HOLE (hollow); an item follows its leads.
     leads = [index for index, item in enumerate(items) if item.__class__ is str and item[:1] == HOLE]
-    for index, text in zip(leads, found.texts, strict=True):  # only a hole's lead starts with HOLE (hollow)
-        if key := items[index][1:]:
-            items[index + 1][key] = text
+    for index, text in zip(leads, found.texts, strict=True):
+        key, item = items[index][1:], items[index + 1]
+        while item.__class__ is str:
+            index += 1
+            item = items[index + 1]
+        if key[:1] == "@":
+            item["tool_calls"][int(key[1:])]["function"]["arguments"] = text
+        elif key:
+            item[key] = text
         else:
-            _put(items[index + 1], text)
+            _put(item, text)
     return [item for item in items if item.__class__ is not str or item[:1] != HOLE]
 
 
@@ -287,7 +385,7 @@ def _item(doc: str | None) -> dict[str, Any] | None:
         items = orjson.loads("[" + doc + "]")
     except orjson.JSONDecodeError:
         return None
-    if items and items[0].__class__ is str and items[0][:1] == HOLE:
+    while items and items[0].__class__ is str and items[0][:1] == HOLE:  # its leads
         items = items[1:]
     return items[0] if len(items) == 1 and items[0].__class__ is dict else None
 

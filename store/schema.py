@@ -1,4 +1,4 @@
-"""The relational schema: typed ORM rows over seven tables (revision 0013).
+"""The relational schema: typed ORM rows over seven tables (revision 0014).
 
 Hybrid rows: what users query (kind, text, call id, tool name, media type,
 sequence) is a real column; the rest of a block goes into a JSON ``payload``;

@@ -15,9 +15,9 @@ def _conversation(n: int) -> list[dict]:
     for i in range(n // 3):
         call = f"call_{i}"
         out += [{"role": "user", "content": f"question {i} " + "?" * 64},  # long: kept once (store.docs)
-                {"role": "assistant", "content": None, "tool_calls": [
-                    {"id": call, "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
-                {"role": "tool", "tool_call_id": call, "content": f"answer {i}"}]
+                {"role": "assistant", "content": None, "tool_calls": [  # long arguments: kept once too
+                    {"id": call, "type": "function", "function": {"name": "f", "arguments": '{"q":"%s"}' % ("x" * 64)}}]},
+                {"role": "tool", "tool_call_id": call, "content": f"answer {i} " + "!" * 64}]  # kept in its block row
     return out
 
 
@@ -39,7 +39,7 @@ def test_load_reads_each_table_by_a_range_of_its_key_even_with_stale_statistics(
                  if st.startswith(("SELECT messages.seq", "SELECT blocks.seq", "SELECT messages.doc"))]
         with s.engine.connect() as conn:
             plans = ["\n".join(r[0] for r in conn.exec_driver_sql("EXPLAIN " + st, p)) for st, p in reads]
-    assert len(plans) == 4, reads  # the canonical path's two, the documents and their texts
+    assert len(plans) == 4, reads  # the canonical path's two, the documents, the texts and calls they leave out
     for plan, index in zip(plans, ("pk_messages", "pk_blocks", "pk_messages", "pk_blocks")):
         assert "Nested Loop" not in plan and "Join" not in plan and "Sort" not in plan, plan
         assert plan.count(index) == 1, plan
