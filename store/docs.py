@@ -30,7 +30,6 @@ value of a key its format has no field for (``extras[format]["fields"]``, as Ope
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Sequence
 from typing import Any, NamedTuple
 
@@ -176,12 +175,11 @@ def _text_hole(doc: str, msg: Message, openai: bool) -> tuple[str, str]:
     except orjson.JSONDecodeError:
         return "", doc
     if len(parsed) != 1 or not isinstance(parsed[0], dict) or (key := _put(parsed[0], HOLE)) is None \
-            or not _PLAIN_KEY.fullmatch(key):  # a lead is read without parsing it (_leads)
+            or key[:1] == "@":  # a call's lead
         return "", doc
-    return _OPEN + key + '",', hollowed
+    return orjson.dumps(HOLE + key).decode() + ",", hollowed
 
 
-_PLAIN_KEY = re.compile(r"[A-Za-z0-9_]*")
 _ARGUMENTS = '"arguments":'
 
 
@@ -318,13 +316,16 @@ def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str
 
 
 def _leads(doc: str) -> list[str]:
-    """The keys named by a document's leads (plain: ``_PLAIN_KEY``, or ``@`` and a call's index)."""
+    """The keys named by a document's leads: a key of its item, "" (a text deeper in it), or
+    ``@`` and the index of a call whose arguments it leaves out."""
     if doc.startswith(_CONTENT) and not doc.startswith(_OPEN, _AFTER_CONTENT):  # most documents
         return _JUST_CONTENT
     keys, at = [], 0
     while doc.startswith(_OPEN, at):
-        end = doc.index('",', at)
-        keys.append(doc[at + len(_OPEN):end])
+        end = doc.index('",', at)  # a quote inside a string is escaped: then the key is read as JSON
+        if "\\" in (key := doc[at + len(_OPEN):end]):  # the top-level strings of one item's document
+            return [item[1:] for item in orjson.loads("[" + doc + "]") if item.__class__ is str]
+        keys.append(key)
         at = end + 2
     return keys
 

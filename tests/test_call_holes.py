@@ -100,3 +100,13 @@ def test_a_downgrade_puts_the_arguments_back(empty_database_url):
         s.append(cid, [{"role": "assistant", "content": None, "tool_calls": [_call(9, LONG)]}], format="openai")
         assert _leads(docs_of(s, cid)[-1]) == ["@0"]
         assert s.load(cid, "openai")[-1]["tool_calls"] == [_call(9, LONG)]
+
+
+def test_a_lead_naming_an_odd_key_reads_back(store):
+    """A text found first under a key holding a quote, a comma or a backslash: its lead is read as JSON."""
+    text = "the same long text under two keys, long enough to be left out of the document"
+    data = [{"role": "user", 'x",\\k': text, "content": text},
+            {"role": "assistant", "content": None, "tool_calls": [_call(0, LONG)], 'n",\\': text}]
+    cid = store.save(copy.deepcopy(data), format="openai")
+    assert [_leads(doc) for doc in docs_of(store, cid)] == [['x",\\k'], ["@0"]]
+    _reads_exactly(store, cid, data)
