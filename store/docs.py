@@ -183,13 +183,13 @@ def _text_hole(doc: str, msg: Message, openai: bool) -> tuple[str, str]:
 _ARGUMENTS = '"arguments":'
 
 
-def _call_holes(doc: str, item: Message) -> tuple[str, str]:
+def _call_holes(doc: str, msg: Message) -> tuple[str, str]:
     """The leads (with their commas) and the document without the arguments of its calls
     (revision 0014): in an OpenAI input item, the k-th ``"arguments":`` outside a string is
     the k-th call's (objects only in its calls; a quote inside a string is escaped), and the
     call's block keeps the same string (``codec.call_arguments``). Arguments shorter than
     :data:`MIN_HOLE` stay; where a call's are not where they should be, all stay."""
-    calls = [block.arguments_raw for block in item.content if block.kind == "tool_call"]
+    calls = [block.arguments_raw for block in msg.content if block.kind == "tool_call"]
     if not calls:
         return "", doc
     leads, parts, at = [], [], 0
