@@ -30,6 +30,7 @@ value of a key its format has no field for (``extras[format]["fields"]``, as Ope
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Sequence
 from typing import Any, NamedTuple
 
@@ -55,7 +56,8 @@ place without looking into the other items (:func:`hollow`, :func:`parse`)."""
 _MARK = '"\\u0001"'  # HOLE as orjson writes it
 _OPEN = _MARK[:-1]  # a string starting with HOLE: a document holding one keeps none
 _CONTENT = _OPEN + 'content",'  # the lead of a document whose item's "content" is left out
-_AFTER_CONTENT, _JUST_CONTENT = len(_CONTENT), ["content"]
+_AFTER_CONTENT = len(_CONTENT)
+_DECODER = json.JSONDecoder()
 MIN_HOLE = 64
 """The shortest text left out of a document: a shorter one costs a load more to fetch
 than it saves."""
@@ -146,12 +148,22 @@ def hollow(doc: str | None, items: int, msg: Message, flat: bool = False) -> str
 
 def _reads_back(stored: str, msg: Message, doc: str) -> bool:
     """Whether a load reads ``doc``'s items from its stored form."""
-    calls = [block.arguments_raw for block in msg.content if block.kind == "tool_call"]
-    texts = [calls[int(key[1:])] if key[:1] == "@" else first_text(msg) for key in _leads(stored)]
     try:
-        return parse(Stored([stored], texts)) == orjson.loads("[" + doc + "]")
+        return restore([stored], [msg]) == orjson.loads("[" + doc + "]")
     except (LookupError, TypeError, ValueError):  # a hole where no call's arguments are
         return False
+
+
+def restore(stored: Sequence[str], msgs: Sequence[Message]) -> list[Any]:
+    """The items a load reads from the stored documents of ``msgs`` (what their rows keep
+    taken from the messages themselves)."""
+    found = Stored([], [])
+    for index, (doc, msg) in enumerate(zip(stored, msgs)):
+        keys, end = _leads(doc)
+        calls = [block.arguments_raw for block in msg.content if block.kind == "tool_call"]
+        found.docs.append(doc[end:])
+        found.holes.extend((index, key, calls[int(key[1:])] if key[:1] == "@" else first_text(msg)) for key in keys)
+    return parse(found)
 
 
 def _text_hole(doc: str, msg: Message, openai: bool) -> tuple[str, str]:
@@ -269,10 +281,11 @@ _BLOCKS = Prepared(sa.select(  # a call's payload only: a result's is not parsed
 
 
 class Stored(NamedTuple):
-    """A range's documents as stored, and the texts their holes take, in order."""
+    """A range's documents without their leads, and their holes: (the document's index,
+    the key its lead names, the string it takes)."""
 
     docs: list[str]
-    texts: list[str]
+    holes: list[tuple[int, str, str | None]]
 
 
 def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str, source_format: str | None,
@@ -290,65 +303,78 @@ def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str
         rows = _DOCUMENTS.run(conn, cid=owner, start=lo, stop=hi, fmt=target)
         if len(rows) != hi - lo:
             return None
-        holes = [(seq, text, _leads(doc)) for seq, doc, text in rows if doc.startswith(_OPEN)]
-        # A document's call leads come after its text's (hollow): then its last key names a call.
-        rest = [seq for seq, text, keys in holes if text is None or keys[-1][:1] == "@"]
-        firsts: dict[int, str | None] = {}
-        calls: dict[int, list[str | None]] = {}
-        if rest:
-            for seq, position, kind, text, payload in _BLOCKS.run(conn, cid=owner, start=rest[0], stop=rest[-1] + 1):
-                if position == 0:
-                    firsts[seq] = text
-                if kind == "tool_call":
-                    calls.setdefault(seq, []).append(call_arguments(payload or {})[1])
-        for seq, text, keys in holes:
-            for key in keys:
-                if key[:1] == "@":
-                    arguments = calls.get(seq) or []
-                    value = arguments[k] if (k := int(key[1:])) < len(arguments) else None
-                else:
-                    value = text if text is not None else firsts.get(seq)
-                if value is None:  # never so (written and removed together): the canonical path
-                    return None
-                found.texts.append(value)
-        found.docs.extend(doc for _, doc, _ in rows)
+        docs, holes, wanted = found.docs, found.holes, []  # wanted: holes whose strings block rows keep
+        for seq, doc, text in rows:
+            if doc[:7] != _OPEN:  # no lead: a whole document
+                docs.append(doc)
+            elif text is not None and doc.startswith(_CONTENT) and doc[_AFTER_CONTENT] != '"':  # most documents
+                holes.append((len(docs), "content", text))
+                docs.append(doc[_AFTER_CONTENT:])
+            else:
+                keys, end = _leads(doc)
+                for key in keys:
+                    if text is None or key[:1] == "@":
+                        wanted.append((len(holes), seq))
+                    holes.append((len(docs), key, text))
+                docs.append(doc[end:])
+        if wanted and not _from_blocks(conn, owner, holes, wanted):
+            return None
     return found
 
 
-def _leads(doc: str) -> list[str]:
-    """The keys named by a document's leads: a key of its item, "" (a text deeper in it), or
-    ``@`` and the index of a call whose arguments it leaves out."""
-    if doc.startswith(_CONTENT) and not doc.startswith(_OPEN, _AFTER_CONTENT):  # most documents
-        return _JUST_CONTENT
+def _from_blocks(conn: sa.Connection, owner: str, holes: list[tuple[int, str, str | None]],
+                 wanted: list[tuple[int, int]]) -> bool:
+    """Fill each wanted hole ``(index in holes, seq)``: the text of the first block of message
+    ``seq``, or the arguments of its call ``@k``; False where one is missing (never so: a document
+    and its blocks are written and removed together), for the canonical path."""
+    firsts: dict[int, str | None] = {}
+    calls: dict[int, list[str | None]] = {}
+    for seq, position, kind, text, payload in _BLOCKS.run(conn, cid=owner, start=wanted[0][1], stop=wanted[-1][1] + 1):
+        if position == 0:
+            firsts[seq] = text
+        if kind == "tool_call":
+            calls.setdefault(seq, []).append(call_arguments(payload or {})[1])
+    for h, seq in wanted:
+        index, key, _ = holes[h]
+        if key[:1] == "@":
+            arguments = calls.get(seq) or []
+            value = arguments[k] if (k := int(key[1:])) < len(arguments) else None
+        else:
+            value = firsts.get(seq)
+        if value is None:
+            return False
+        holes[h] = (index, key, value)
+    return True
+
+
+def _leads(doc: str) -> tuple[list[str], int]:
+    """The keys named by a document's leads (a key of its item, "" for a text deeper in it,
+    ``@`` and the index of a call whose arguments it leaves out), and where its item begins."""
     keys, at = [], 0
     while doc.startswith(_OPEN, at):
         end = doc.index('",', at)  # a quote inside a string is escaped: then the key is read as JSON
-        if "\\" in (key := doc[at + len(_OPEN):end]):  # the top-level strings of one item's document
-            return [item[1:] for item in orjson.loads("[" + doc + "]") if item.__class__ is str]
+        if "\\" in (key := doc[at + len(_OPEN):end]):  # escapes: decoded, up to the string's true end
+            lead, after = _DECODER.raw_decode(doc, at)
+            key, end = lead[1:], after - 1
         keys.append(key)
         at = end + 2
-    return keys
+    return keys, at
 
 
 def parse(found: Stored) -> list[Any]:
-    """The items of consecutive messages' documents, in order, with their texts put back."""
-    items = orjson.loads("[" + ",".join(found.docs) + "]")
-    if not found.texts:
-        return items
-    # Only a hole's lead starts with HOLE (hollow); an item follows its leads.
-    leads = [index for index, item in enumerate(items) if item.__class__ is str and item[:1] == HOLE]
-    for index, text in zip(leads, found.texts, strict=True):
-        key, item = items[index][1:], items[index + 1]
-        while item.__class__ is str:
-            index += 1
-            item = items[index + 1]
-        if key[:1] == "@":
+    """The items of consecutive messages' documents, in order, with their holes filled."""
+    per_doc = orjson.loads("[[" + "],[".join(found.docs) + "]]")  # a document with a hole is one item
+    for index, key, text in found.holes:
+        item = per_doc[index][0]
+        if key == "content":  # most holes
+            item[key] = text
+        elif key[:1] == "@":
             item["tool_calls"][int(key[1:])]["function"]["arguments"] = text
         elif key:
             item[key] = text
         else:
             _put(item, text)
-    return [item for item in items if item.__class__ is not str or item[:1] != HOLE]
+    return [item for items in per_doc for item in items]
 
 
 def keep_once(dumped: Sequence[dict[str, Any]], docs: list[str | None]) -> None:
