@@ -17,10 +17,11 @@ writes no message twice.
 Nor does it store a message's text twice (revision 0010): where the first block of a message
 written as one item keeps a text of :data:`MIN_HOLE` characters or more in its ``text`` column
 (a text, a tool result's output) and the item holds that text as a JSON string, the document
-holds :data:`HOLE`'s string there instead and starts with another (:func:`hollow`). A load
-reads those texts from the block rows (one more range scan) and puts them into the parsed
-items (:func:`parse`): no text is encoded or parsed as JSON on the way. Texts are most of a
-message's bytes.
+holds :data:`HOLE`'s string there instead and starts with another (:func:`hollow`). So do an
+OpenAI item's call arguments of that length, which the calls' block rows keep (revision 0014).
+A load reads those strings from the message rows (a text kept there, revision 0013) or the
+block rows (one more range scan) and puts them into the parsed items (:func:`parse`): no text
+is encoded or parsed as JSON on the way. Texts are most of a message's bytes.
 
 Nor does a message's ``extras`` repeat a long string its document keeps (revision 0012): the
 value of a key its format has no field for (``extras[format]["fields"]``, as OpenAI's
