@@ -161,15 +161,15 @@ def restore(stored: Sequence[str], msgs: Sequence[Message]) -> list[Any]:
     found = Stored([], [])
     for index, (doc, msg) in enumerate(zip(stored, msgs)):
         keys, end = _leads(doc)
-        calls = [block.arguments_raw for block in msg.content if block.kind == "tool_call"]
+        calls = _raw_calls(msg)
         found.docs.append(doc[end:])
         found.holes.extend((index, key, calls[int(key[1:])] if key[:1] == "@" else first_text(msg)) for key in keys)
     return parse(found)
 
 
-def _text_hole(doc: str, msg: Message, openai: bool) -> tuple[str, str]:
+def _text_hole(doc: str, msg: Message, verbatim_openai: bool) -> tuple[str, str]:
     """The lead (with its comma) and the document without the text of its first block, or
-    ("", the document) where it keeps it."""
+    ("", the document) where it keeps it (``verbatim_openai``: see :func:`hollow`)."""
     text = first_text(msg)
     if text is None or len(text) < MIN_HOLE:
         return "", doc
@@ -180,7 +180,7 @@ def _text_hole(doc: str, msg: Message, openai: bool) -> tuple[str, str]:
     if not found:
         return "", doc
     hollowed = head + _MARK + tail
-    if openai and head.endswith('"content":'):  # no need to parse it to know
+    if verbatim_openai and head.endswith('"content":'):  # no need to parse it to know
         return _CONTENT, hollowed
     # The string found may be a key, or a part of a longer string: then no value is HOLE.
     try:
@@ -196,13 +196,19 @@ def _text_hole(doc: str, msg: Message, openai: bool) -> tuple[str, str]:
 _ARGUMENTS = '"arguments":'
 
 
+def _raw_calls(msg: Message) -> list[str | None]:
+    """The arguments of the message's calls as the source wrote them, in order: what a call's lead
+    ``@k`` takes."""
+    return [block.arguments_raw for block in msg.content if block.kind == "tool_call"]
+
+
 def _call_holes(doc: str, msg: Message) -> tuple[str, str]:
     """The leads (with their commas) and the document without the arguments of its calls
     (revision 0014): in an OpenAI input item, the k-th ``"arguments":`` outside a string is
     the k-th call's (objects only in its calls; a quote inside a string is escaped), and the
     call's block keeps the same string (``codec.call_arguments``). Arguments shorter than
     :data:`MIN_HOLE` stay; where a call's are not where they should be, all stay."""
-    calls = [block.arguments_raw for block in msg.content if block.kind == "tool_call"]
+    calls = _raw_calls(msg)
     if not calls:
         return "", doc
     leads, parts, at = [], [], 0
@@ -367,9 +373,7 @@ def parse(found: Stored) -> list[Any]:
     per_doc = orjson.loads("[[" + "],[".join(found.docs) + "]]")  # a document with a hole is one item
     for index, key, text in found.holes:
         item = per_doc[index][0]
-        if key == "content":  # most holes
-            item[key] = text
-        elif key[:1] == "@":
+        if key[:1] == "@":
             item["tool_calls"][int(key[1:])]["function"]["arguments"] = text
         elif key:
             item[key] = text
@@ -406,15 +410,13 @@ def _fields(extras: Any, source_format: Any) -> dict[str, Any] | None:
 
 
 def _item(doc: str | None) -> dict[str, Any] | None:
-    """The item of a one-item document, without its lead (its hole stays HOLE)."""
+    """The item of a one-item document, without its leads (its holes stay HOLE)."""
     if doc is None:
         return None
     try:
-        items = orjson.loads("[" + doc + "]")
-    except orjson.JSONDecodeError:
+        items = orjson.loads("[" + doc[_leads(doc)[1]:] + "]")
+    except ValueError:  # not JSON (orjson's and json's errors are ValueErrors)
         return None
-    while items and items[0].__class__ is str and items[0][:1] == HOLE:  # its leads
-        items = items[1:]
     return items[0] if len(items) == 1 and items[0].__class__ is dict else None
 
 
