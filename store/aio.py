@@ -267,8 +267,7 @@ class AsyncConversationStore(StoreBase):
         """The conversation in ``format`` (``last=N``: the recent window, widened to keep
         tool calls with their results)."""
         target = self._target(format)
-        items, msgs = await self._run(False, ops.load, conversation_id, last, target)
-        return items if items is not None else self._output(msgs, target, strict, on_loss)
+        return self._loaded(await self._run(False, ops.load, conversation_id, last, target), target, strict, on_loss)
 
     async def export(self, conversation_id: str, format: str | None = None, *, strict: bool = False,
                      on_loss: Callable[[Loss], None] | None = None,

@@ -110,6 +110,14 @@ class StoreBase:
     def _target(self, format: str | None) -> str:
         return get_format(format or self.format).name  # an unknown format fails before any query
 
+    @classmethod
+    def _loaded(cls, loaded: tuple[list[Any] | None, list[Message]], target: str, strict: bool,
+                on_loss: Callable[[Loss], None] | None) -> Any:
+        """What ``ops.load`` read, in ``target``. Its canonical messages are freed on return,
+        before a pause of the collector around the load ends (see ``_store``)."""
+        items, msgs = loaded
+        return items if items is not None else cls._output(msgs, target, strict, on_loss)
+
     @staticmethod
     def _output(messages: list[Message], target: str, strict: bool,
                 on_loss: Callable[[Loss], None] | None, first: int = 0) -> Any:
@@ -229,10 +237,16 @@ class ConversationStore(StoreBase):
                 ops.save_stream(conn, self.scope, conversation_id, self._chunks(messages, format),
                                 progress=progress, **fields)
             return conversation_id
-        with paused_gc():  # one pause from reading to writing: see store.gcpause
-            canonical = self._canonical(messages, format)
-            self._transact(ops.save, conversation_id, canonical, progress=progress, **fields)
+        self._store(ops.save, conversation_id, messages, format, progress=progress, **fields)
         return conversation_id
+
+    def _store(self, operation: Callable[..., Any], conversation_id: str, messages: Any, format: str | None,
+               **kwargs: Any) -> None:
+        """``operation`` on ``messages`` read from ``format``, in one pause of the collector from
+        reading to writing (see store.gcpause). The canonical messages are an argument, not a local:
+        they are freed before the pause ends, so the collector's first pass after it does not walk them."""
+        with paused_gc():
+            self._transact(operation, conversation_id, self._canonical(messages, format), **kwargs)
 
     def update(self, conversation_id: str, *, title: str | None = listing.UNSET,
                metadata: dict[str, Any] | None = listing.UNSET, tags: Iterable[str] | None = listing.UNSET,
@@ -274,9 +288,7 @@ class ConversationStore(StoreBase):
                 ops.append_stream(conn, self.scope, conversation_id, self._chunks(messages, format),
                                   progress=progress)
             return
-        with paused_gc():
-            canonical = self._canonical(messages, format)
-            self._transact(ops.append, conversation_id, canonical, progress=progress)
+        self._store(ops.append, conversation_id, messages, format, progress=progress)
 
     def pop(self, conversation_id: str, n: int = 1, format: str | None = None) -> Any:
         """Remove the last ``n`` messages and return them in ``format`` (oldest first)."""
@@ -297,9 +309,7 @@ class ConversationStore(StoreBase):
                 progress: Callable[[int], None] | None = None) -> None:
         """Replace every message of a conversation with ``messages``, all or nothing
         (for memories that edit their history: delete one message, compress, ...)."""
-        with paused_gc():
-            canonical = self._canonical(messages, format)
-            self._transact(ops.replace, conversation_id, canonical, progress=progress)
+        self._store(ops.replace, conversation_id, messages, format, progress=progress)
 
     def truncate(self, conversation_id: str, keep: int) -> int:
         """Remove the messages from index ``keep`` on (``keep=0`` empties the
@@ -341,8 +351,7 @@ class ConversationStore(StoreBase):
         """
         target = self._target(format)
         with self._connect() as conn, paused_gc():  # one pause from reading to converting: see store.gcpause
-            items, msgs = ops.load(conn, self.scope, conversation_id, last, target)
-            return items if items is not None else self._output(msgs, target, strict, on_loss)
+            return self._loaded(ops.load(conn, self.scope, conversation_id, last, target), target, strict, on_loss)
 
     def export(self, conversation_id: str, format: str | None = None, *, strict: bool = False,
                on_loss: Callable[[Loss], None] | None = None, chunk: int = streaming.CHUNK) -> Iterator[Any]:
