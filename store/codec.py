@@ -82,39 +82,32 @@ def dump_block(block: Block) -> dict[str, Any]:
 
 
 def block_rows(msgs: Sequence[Message], dumped: Sequence[dict[str, Any]], *, conversation_id: str,
-               first_seq: int, blobs: BlobSink, budgets: Sequence[Budget]) -> list[dict[str, Any]]:
-    """The block rows of a batch stored from ``first_seq`` on.
+               first_seq: int, blobs: BlobSink, budgets: Sequence[Budget]) -> tuple[list[dict[str, Any]], list[str | None]]:
+    """The block rows of a batch stored from ``first_seq`` on, and the text each message row keeps
+    (revision 0013): where a message's content is one plain text block (no field but its text), its
+    text, and the message has no block row; most messages then take one row, not two.
 
     ``dumped`` is the batch dumped once (``MESSAGES.dump_python``): one call into
     pydantic-core instead of one per block."""
     rows: list[dict[str, Any]] = []
+    texts: list[str | None] = []
     for seq, (msg, dump, budget) in enumerate(zip(msgs, dumped, budgets), start=first_seq):
-        for position, (block, payload) in enumerate(zip(msg.content, dump.get("content", ()))):
+        content = dump.get("content", ())
+        if len(content) == 1 and msg.content[0].kind == "text" and content[0].keys() <= _PLAIN_TEXT:
+            texts.append(budget.text(_FIRST_TEXT, content[0]["text"]))
+            continue
+        texts.append(None)
+        for position, (block, payload) in enumerate(zip(msg.content, content)):
             kind = block.kind
             if kind == "tool_result" and isinstance(block.output, list):
                 payload = dump_block(block)  # nested blocks keep their kind
             rows.append(_block_row(kind, payload, conversation_id=conversation_id, seq=seq,
                                    position=position, blobs=blobs, budget=budget))
-    return rows
+    return rows, texts
 
 
-def inline(messages: Sequence[dict[str, Any]], blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The block rows left once the text of each message whose content is one plain text block
-    (no field but its text) is moved into its message row's ``text`` (revision 0013): most
-    messages then take one row, not two. Both lists in seq order."""
-    kept: list[dict[str, Any]] = []
-    rows = iter(messages)
-    message: dict[str, Any] = {"seq": None}
-    for i, block in enumerate(blocks):
-        while message["seq"] != block["seq"]:
-            message = next(rows)
-        alone = block["position"] == 0 and (i + 1 == len(blocks) or blocks[i + 1]["seq"] != block["seq"])
-        if alone and block["kind"] == "text" and block["payload"] is None and block["text"] is not None \
-                and block["media_type"] is None and block["tool_name"] is None and block["call_id"] is None:
-            message["text"] = block["text"]
-        else:
-            kept.append(block)
-    return kept
+_PLAIN_TEXT = frozenset({"kind", "text"})  # a dumped text block without extras
+_FIRST_TEXT = "block 0 (text)"  # where a kept text is checked: as its block row would be
 
 
 def first_text(msg: Message) -> str | None:
@@ -275,9 +268,9 @@ _MESSAGE_TEXT = ("source_role", "name", "source_format", "source_type", "externa
 
 def message_rows(dumped: Sequence[dict[str, Any]], *, conversation_id: str, first_seq: int,
                  window_starts: Sequence[int], budgets: Sequence[Budget],
-                 docs: Sequence[str | None]) -> list[dict[str, Any]]:
+                 docs: Sequence[str | None], texts: Sequence[str | None]) -> list[dict[str, Any]]:
     rows = []
-    for i, (dump, start, budget, doc) in enumerate(zip(dumped, window_starts, budgets, docs)):
+    for i, (dump, start, budget, doc, text) in enumerate(zip(dumped, window_starts, budgets, docs, texts)):
         try:
             created_at, offset = to_utc(dump.get("created_at"))
         except OverflowError:  # 9999-12-31T23:00-05:00 has no UTC time within datetime's range
@@ -289,7 +282,7 @@ def message_rows(dumped: Sequence[dict[str, Any]], *, conversation_id: str, firs
             "usage": None if (usage := dump.get("usage")) is None else budget.json("usage", usage),
             "metadata": None if (meta := dump.get("metadata")) is None else budget.json("metadata", meta),
             "extras": None if (extras := dump.get("extras")) is None else budget.json("extras", extras),
-            "doc": doc, "text": None,
+            "doc": doc, "text": text,
         }
         for field in _MESSAGE_TEXT:
             value = dump.get(field)
@@ -318,7 +311,7 @@ def _message_fields(messages: Sequence[Sequence[Any]], blocks: Sequence[Sequence
     for row in messages:
         message = {name: value for name, value in zip(MESSAGE_COLUMNS, row) if value is not None}
         seq, content = message.pop("seq"), []
-        if "text" in message:  # its one plain text block, kept in its row (``inline``)
+        if "text" in message:  # its one plain text block, kept in its row (``block_rows``)
             content.append({"kind": "text", "text": message.pop("text")})
         while i < n and blocks[i][0] == seq:  # both in seq order: the blocks of this message
             content.append(block_fields(blocks[i][1:], blobs))

@@ -19,7 +19,7 @@ from sqlalchemy.dialects import postgresql
 
 from . import bulk, links
 from .chains import END, chain_of, within
-from .codec import BlobSink, block_rows, inline, message_rows
+from .codec import BlobSink, block_rows, message_rows
 from .docs import documents, keep_once
 from .gcpause import paused_gc
 from .limits import Budget, Limits
@@ -68,15 +68,14 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message], *,
     with paused_gc():  # pure CPU, no I/O inside: the collector is back on before anything else runs
         budgets = [Budget(index_base + i, limits) for i in range(len(msgs))]
         dumped = MESSAGES.dump_python(list(msgs), exclude_defaults=True)
-        blocks = block_rows(msgs, dumped, conversation_id=conversation_id, first_seq=first_seq, blobs=blobs,
+        blocks, texts = block_rows(msgs, dumped, conversation_id=conversation_id, first_seq=first_seq, blobs=blobs,
                             budgets=budgets)
         plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
                           known=known or {}, prior_starts=prior_starts or {})
         docs = documents(msgs, skip=plan.unanswered)
         keep_once(dumped, docs)
         rows = message_rows(dumped, conversation_id=conversation_id, first_seq=first_seq,
-                            window_starts=plan.window_starts, budgets=budgets, docs=docs)
-        blocks = inline(rows, blocks)
+                            window_starts=plan.window_starts, budgets=budgets, docs=docs, texts=texts)
         for budget in budgets:
             budget.check()
     return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates)

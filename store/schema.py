@@ -316,7 +316,7 @@ class MessageRow(Base):
     it, and a lead names the key it fills (revision 0010, ``store.docs.hollow``)."""
     text: Mapped[str | None] = mapped_column(LongText)
     """The text of a message whose content is one plain text block (no other field): kept
-    here, with no block row (revision 0013, ``store.codec.inline``). NULL: the blocks are rows."""
+    here, with no block row (revision 0013, ``store.codec.block_rows``). NULL: the blocks are rows."""
 
 
 class BlockRow(Base):
