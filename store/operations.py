@@ -359,12 +359,8 @@ def insert(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequen
            first_seq: int, fresh: bool, progress: Callable[[int], None] | None = None, index_base: int = 0) -> None:
     """Insert at ``first_seq`` (reserved by the caller) in chunks (bounded memory, progress
     to report), all in the caller's transaction. Errors name message ``index_base + i``."""
-    for start in range(0, len(msgs), CHUNK):
-        chunk = msgs[start:start + CHUNK]
-        rows.insert_chunk(conn, scope.limits, conversation_id, chunk, first_seq=first_seq + start,
-                      fresh=fresh and start == 0, index_base=index_base + start)
-        if progress is not None:
-            progress(len(chunk))
+    rows.insert(conn, scope.limits, conversation_id, msgs, first_seq=first_seq, fresh=fresh, index_base=index_base,
+                chunk=CHUNK, progress=progress)
 
 
 # --- reading -----------------------------------------------------------------------

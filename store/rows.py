@@ -2,13 +2,13 @@
 
 :func:`chunk_rows` is pure CPU (ids, limit checks, blobs by hash, tool-call links,
 window starts); :func:`write_rows` sends the rows in one ``executemany`` (or
-``COPY``) per table. :func:`insert_chunk` does both, looking up first what the
-chunk links to (stored calls it answers, window starts of open calls).
+``COPY``) per table. :func:`insert` does both for a batch, chunk by chunk, looking up once
+first what the batch links to (stored calls it answers, window starts of open calls).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import lru_cache
@@ -33,17 +33,52 @@ blobs_t = BlobRow.__table__
 tool_calls_t = ToolCallRow.__table__
 
 
-def insert_chunk(conn: sa.Connection, limits: Limits, conversation_id: str, msgs: Sequence[Message], *,
-                  first_seq: int, fresh: bool, index_base: int) -> None:
-    known = {} if fresh else _known_calls(conn, conversation_id, links.referenced_call_ids(msgs))
-    lo = links.earliest_open_call(msgs, known)
-    prior = {} if lo is None else dict(_PRIOR_STARTS.run(conn, cid=conversation_id, lo=lo, hi=END))
-    if lo is not None and len(prior) < first_seq - lo:  # a fork answering a call of its shared prefix
-        prior = {seq: start for owner, low, high in within(chain_of(conn, conversation_id), lo)
-                 for seq, start in _PRIOR_STARTS.run(conn, cid=owner, lo=low, hi=high)}
-    rows = chunk_rows(limits, conversation_id, msgs, first_seq=first_seq, index_base=index_base,
-                      known=known, prior_starts=prior)
-    write_rows(conn, conversation_id, rows, fresh=fresh)
+def insert(conn: sa.Connection, limits: Limits, conversation_id: str, msgs: Sequence[Message], *,
+           first_seq: int, fresh: bool, index_base: int, chunk: int,
+           progress: Callable[[int], None] | None = None) -> None:
+    """Insert ``msgs`` at ``first_seq`` in chunks of ``chunk`` messages (bounded rows in memory,
+    progress to report), in the caller's transaction. What they link to is read once
+    (:class:`Linked`); each chunk's rows are then built from memory."""
+    linked = Linked.look_up(conn, conversation_id, msgs, first_seq=first_seq, fresh=fresh)
+    for start in range(0, len(msgs), chunk):
+        part = msgs[start:start + chunk]
+        rows = chunk_rows(limits, conversation_id, part, first_seq=first_seq + start, index_base=index_base + start,
+                          known=linked.known, prior_starts=linked.starts)
+        linked.add(rows)
+        write_rows(conn, conversation_id, rows, fresh=fresh and start == 0)
+        if progress is not None:
+            progress(len(part))
+
+
+@dataclass
+class Linked:
+    """What the chunks of one batch link to: the calls stored before it or written by an
+    earlier chunk (``known``: a call id is used once in a conversation), and the window starts
+    from the earliest call still unanswered on (``links.plan``). Read from the database once a
+    batch, then kept in memory: one statement or two, whatever the number of chunks."""
+
+    known: dict[str, links.KnownCall]
+    starts: dict[int, int]
+
+    @classmethod
+    def look_up(cls, conn: sa.Connection, conversation_id: str, msgs: Sequence[Message], *, first_seq: int,
+                fresh: bool) -> Linked:
+        known = {} if fresh else _known_calls(conn, conversation_id, links.referenced_call_ids(msgs))
+        lo = links.earliest_open_call(msgs, known)
+        prior = {} if lo is None else dict(_PRIOR_STARTS.run(conn, cid=conversation_id, lo=lo, hi=END))
+        if lo is not None and len(prior) < first_seq - lo:  # a fork answering a call of its shared prefix
+            prior = {seq: start for owner, low, high in within(chain_of(conn, conversation_id), lo)
+                     for seq, start in _PRIOR_STARTS.run(conn, cid=owner, lo=low, hi=high)}
+        return cls(known, prior)
+
+    def add(self, rows: ChunkRows) -> None:
+        """What a chunk just built adds: its calls, and the window starts a later chunk may need."""
+        for row in rows.tool_calls:
+            self.known[row["call_id"]] = links.KnownCall(row["call_seq"], row["result_seq"] is not None)
+        self.starts.update((row["seq"], row["window_start"]) for row in rows.messages)
+        lo = min((call.call_seq for call in self.known.values() if not call.answered), default=END)
+        if min(self.starts, default=END) < lo:
+            self.starts = {seq: start for seq, start in self.starts.items() if seq >= lo}
 
 
 @dataclass
@@ -109,10 +144,19 @@ def in_conversation(conn: sa.Connection, columns: tuple[sa.Column[Any], ...], ke
     values = list(values)
     if conn.dialect.name == "postgresql":
         return _joined_statement(columns, key).run(conn, cid=conversation_id, values=values)
-    size = 1 << (len(values) - 1).bit_length()  # a few statement shapes, padded with repeats
-    values += values[-1:] * (size - len(values))
-    return _in_statement(columns, key, size).run(
-        conn, cid=conversation_id, **{f"v{i}": v for i, v in enumerate(values)})
+    found: list[list[Any]] = []
+    for at in range(0, len(values), IN_LIST):
+        part = values[at:at + IN_LIST]
+        size = 1 << (len(part) - 1).bit_length()  # a few statement shapes, padded with repeats
+        part += part[-1:] * (size - len(part))
+        found += _in_statement(columns, key, size).run(
+            conn, cid=conversation_id, **{f"v{i}": v for i, v in enumerate(part)})
+    return found
+
+
+IN_LIST = 4096
+"""The most values one IN list binds (SQLite takes 32,766 parameters, MariaDB 65,535): a batch
+of any size looks its calls up in statements of at most this many."""
 
 
 @lru_cache(maxsize=64)
