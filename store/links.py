@@ -10,6 +10,7 @@ length of the conversation or the nesting of calls.
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,7 +65,7 @@ def plan(messages: Sequence[Message], *, conversation_id: str, first_seq: int, i
     """
     result = LinkPlan()
     new_calls: dict[str, dict[str, Any]] = {}
-    starts = dict(prior_starts)
+    starts = ChainMap({}, prior_starts)  # not a copy: the prior starts of a long batch are many
     for offset, msg in enumerate(messages):
         seq = first_seq + offset
         earliest = seq

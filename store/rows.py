@@ -8,6 +8,7 @@ first what the batch links to (stored calls it answers, window starts of open ca
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -59,6 +60,8 @@ class Linked:
 
     known: dict[str, links.KnownCall]
     starts: dict[int, int]
+    waiting: list[tuple[int, str]]  # a heap of (seq, id) of calls that were unanswered when added
+    since: int = END  # no seq in ``starts`` is lower
 
     @classmethod
     def look_up(cls, conn: sa.Connection, conversation_id: str, msgs: Sequence[Message], *, first_seq: int,
@@ -69,16 +72,23 @@ class Linked:
         if lo is not None and len(prior) < first_seq - lo:  # a fork answering a call of its shared prefix
             prior = {seq: start for owner, low, high in within(chain_of(conn, conversation_id), lo)
                      for seq, start in _PRIOR_STARTS.run(conn, cid=owner, lo=low, hi=high)}
-        return cls(known, prior)
+        waiting = [(call.call_seq, call_id) for call_id, call in known.items() if not call.answered]
+        heapq.heapify(waiting)
+        return cls(known, prior, waiting, END if lo is None else lo)
 
     def add(self, rows: ChunkRows) -> None:
         """What a chunk just built adds: its calls, and the window starts a later chunk may need."""
         for row in rows.tool_calls:
             self.known[row["call_id"]] = links.KnownCall(row["call_seq"], row["result_seq"] is not None)
-        self.starts.update((row["seq"], row["window_start"]) for row in rows.messages)
-        lo = min((call.call_seq for call in self.known.values() if not call.answered), default=END)
-        if min(self.starts, default=END) < lo:
+            if row["result_seq"] is None:
+                heapq.heappush(self.waiting, (row["call_seq"], row["call_id"]))
+        while self.waiting and self.known[self.waiting[0][1]].answered:  # ``plan`` marks the calls it answers
+            heapq.heappop(self.waiting)
+        lo = self.waiting[0][0] if self.waiting else END  # only ever grows: a chunk's calls come after the rest
+        if lo > self.since:  # the starts below it are needed no more
             self.starts = {seq: start for seq, start in self.starts.items() if seq >= lo}
+        self.since = lo
+        self.starts.update((row["seq"], row["window_start"]) for row in rows.messages if row["seq"] >= lo)
 
 
 @dataclass
