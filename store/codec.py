@@ -198,6 +198,12 @@ def call_arguments(payload: Mapping[str, Any]) -> tuple[Any, str | None]:
     return payload.get("arguments"), payload.get("arguments_raw")
 
 
+def raw_arguments(payload: Mapping[str, Any]) -> str | None:
+    """``call_arguments(payload)[1]``, without parsing the arguments."""
+    raw = payload.get(RAW_ARGUMENTS)
+    return payload.get("arguments_raw") if raw is None else raw
+
+
 def block_fields(row: Sequence[Any], blobs: Mapping[str, bytes]) -> dict[str, Any]:
     """A block row ``(kind, text, media_type, tool_name, call_id, blob_sha256, payload)``
     as the block's fields."""

@@ -39,7 +39,7 @@ import orjson
 import sqlalchemy as sa
 
 from .chains import Chain, within
-from .codec import MESSAGE_COLUMNS, call_arguments, first_text
+from .codec import MESSAGE_COLUMNS, first_text, raw_arguments
 from .errors import ConvstoreError
 from .exactjson import has_nonfinite
 from .formats import FORMATS, NEEDS_CALL_IDS, Losses, read_marked
@@ -206,7 +206,7 @@ def _call_holes(doc: str, msg: Message) -> tuple[str, str]:
     """The leads (with their commas) and the document without the arguments of its calls
     (revision 0014): in an OpenAI input item, the k-th ``"arguments":`` outside a string is
     the k-th call's (objects only in its calls; a quote inside a string is escaped), and the
-    call's block keeps the same string (``codec.call_arguments``). Arguments shorter than
+    call's block keeps the same string (``codec.raw_arguments``). Arguments shorter than
     :data:`MIN_HOLE` stay; where a call's are not where they should be, all stay."""
     calls = _raw_calls(msg)
     if not calls:
@@ -314,7 +314,9 @@ def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str
         for seq, doc, text in rows:
             if doc[:7] != _OPEN:  # no lead: a whole document
                 docs.append(doc)
-            elif text is not None and doc.startswith(_CONTENT) and doc[_AFTER_CONTENT] != '"':  # most documents
+            elif doc.startswith(_CONTENT) and doc[_AFTER_CONTENT] != '"':  # most documents: one lead, "content"
+                if text is None:  # a tool result's, in its block row
+                    wanted.append((len(holes), seq))
                 holes.append((len(docs), "content", text))
                 docs.append(doc[_AFTER_CONTENT:])
             else:
@@ -340,7 +342,7 @@ def _from_blocks(conn: sa.Connection, owner: str, holes: list[tuple[int, str, st
         if position == 0:
             firsts[seq] = text
         if kind == "tool_call":
-            calls.setdefault(seq, []).append(call_arguments(payload or {})[1])
+            calls.setdefault(seq, []).append(raw_arguments(payload or {}))
     for h, seq in wanted:
         index, key, _ = holes[h]
         if key[:1] == "@":
