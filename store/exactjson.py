@@ -39,22 +39,20 @@ def loads(text: str | bytes) -> Any:
     Raises ``orjson.JSONDecodeError`` (orjson's message, its position) for anything else."""
     try:
         value = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        error = exc
-    else:
-        if not long_digits(text):
-            return value
-        try:
-            return json.loads(text)
-        except RecursionError:  # deeper than the json module goes: orjson's reading stands
-            return value
-    words = ("NaN", "Infinity") if isinstance(text, str) else (b"NaN", b"Infinity")
-    if any(word in text for word in words):
-        try:
-            return json.loads(text)
-        except (ValueError, RecursionError):
-            pass
-    raise error
+    except orjson.JSONDecodeError:
+        words = ("NaN", "Infinity") if isinstance(text, str) else (b"NaN", b"Infinity")
+        if any(word in text for word in words):
+            try:
+                return json.loads(text)
+            except (ValueError, RecursionError):
+                pass
+        raise  # orjson's error; kept in no local, which would tie it to this frame in a reference cycle
+    if not long_digits(text):
+        return value
+    try:
+        return json.loads(text)
+    except RecursionError:  # deeper than the json module goes: orjson's reading stands
+        return value
 
 
 def has_nonfinite(value: Any) -> bool:

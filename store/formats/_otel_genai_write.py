@@ -35,19 +35,9 @@ class _Writer:
         calls = [b for m in messages for b in m.content if isinstance(b, ToolCallBlock)]
         self.anonymous = {b.call_id for b in calls if b.call_id_synthesized}
         self.names = {b.call_id: b.name for b in calls}  # a result's name is its call's
-        self.kinds = {  # canonical block kind -> how it is written (the schema has a part for most)
-            "text": lambda b, i: _merge({"type": "text", "content": b.text}, b.extras),
-            "reasoning": self._reasoning, "image": self._media, "audio": self._media, "video": self._media,
-            "file": self._media, "tool_call": self._call, "tool_result": self._result, "code": self._code,
-            "code_result": self._code_result, "data": self._data,
-            "refusal": lambda b, i: self._stand_in(i, "refusal", b.text),
-            "error": lambda b, i: self._stand_in(i, "error", f"[error] {b.message}"),
-            "handoff": lambda b, i: self._stand_in(i, "handoff", f"[handoff to {b.target}]"),
-            "usage": lambda b, i: self.losses.add(i, "usage", detail="OTel GenAI messages have no usage"),
-        }
 
     def parts(self, blocks: list[Block], index: int) -> list[dict[str, Any]]:
-        return [p for b in blocks if (p := self.kinds[b.kind](b, index)) is not None]
+        return [p for b in blocks if (p := _KINDS[b.kind](self, b, index)) is not None]
 
     def _stand_in(self, index: int, kind: str, text: str) -> dict[str, Any]:
         self.losses.add(index, kind, "approximated", "written as a text part")
@@ -138,6 +128,20 @@ class _Writer:
         if _own(block).get("part") and isinstance(block.data, dict):
             return dict(block.data)  # a part of a type convstore has no block for, as it was
         return self._stand_in(index, "data", dump_json(block.data))
+
+
+# Canonical block kind -> how it is written (the schema has a part for most). A table of the class's
+# functions, not of one writer's bound methods: those would tie the writer to itself in a reference cycle.
+_KINDS: dict[str, Any] = {
+    "text": lambda w, b, i: _merge({"type": "text", "content": b.text}, b.extras),
+    "reasoning": _Writer._reasoning, "image": _Writer._media, "audio": _Writer._media, "video": _Writer._media,
+    "file": _Writer._media, "tool_call": _Writer._call, "tool_result": _Writer._result, "code": _Writer._code,
+    "code_result": _Writer._code_result, "data": _Writer._data,
+    "refusal": lambda w, b, i: w._stand_in(i, "refusal", b.text),
+    "error": lambda w, b, i: w._stand_in(i, "error", f"[error] {b.message}"),
+    "handoff": lambda w, b, i: w._stand_in(i, "handoff", f"[handoff to {b.target}]"),
+    "usage": lambda w, b, i: w.losses.add(i, "usage", detail="OTel GenAI messages have no usage"),
+}
 
 
 def _report(msg: Message, index: int, losses: Losses) -> None:
