@@ -92,12 +92,11 @@ def block_rows(msgs: Sequence[Message], dumped: Sequence[dict[str, Any]], *, con
     rows: list[dict[str, Any]] = []
     texts: list[str | None] = []
     for seq, (msg, dump, budget) in enumerate(zip(msgs, dumped, budgets), start=first_seq):
-        content = dump.get("content", ())
-        if len(content) == 1 and msg.content[0].kind == "text" and content[0].keys() <= _PLAIN_TEXT:
-            texts.append(budget.text(_FIRST_TEXT, content[0]["text"]))
+        if one_plain_text(msg):
+            texts.append(budget.text(_FIRST_TEXT, msg.content[0].text))  # type: ignore[union-attr]
             continue
         texts.append(None)
-        for position, (block, payload) in enumerate(zip(msg.content, content)):
+        for position, (block, payload) in enumerate(zip(msg.content, dump.get("content", ()))):
             kind = block.kind
             if kind == "tool_result" and isinstance(block.output, list):
                 payload = dump_block(block)  # nested blocks keep their kind
@@ -106,7 +105,12 @@ def block_rows(msgs: Sequence[Message], dumped: Sequence[dict[str, Any]], *, con
     return rows, texts
 
 
-_PLAIN_TEXT = frozenset({"kind", "text"})  # a dumped text block without extras
+def one_plain_text(msg: Message) -> bool:
+    """Whether the message's content is one text block with no field but its text: its text is kept
+    in its message row, and it has no block row (revision 0013)."""
+    return len(msg.content) == 1 and msg.content[0].kind == "text" and not msg.content[0].extras
+
+
 _FIRST_TEXT = "block 0 (text)"  # where a kept text is checked: as its block row would be
 
 

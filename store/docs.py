@@ -21,7 +21,9 @@ holds :data:`HOLE`'s string there instead and starts with another (:func:`hollow
 OpenAI item's call arguments of that length, which the calls' block rows keep (revision 0014).
 A load reads those strings from the message rows (a text kept there, revision 0013) or the
 block rows (one more range scan) and puts them into the parsed items (:func:`parse`): no text
-is encoded or parsed as JSON on the way. Texts are most of a message's bytes.
+is encoded or parsed as JSON on the way. Texts are most of a message's bytes. An OpenAI item
+that is its role and its text alone, half of an agent's messages, is stored as an empty
+document (:data:`PLAIN`, revision 0015): its row says it all.
 
 Nor does a message's ``extras`` repeat a long string its document keeps (revision 0012): the
 value of a key its format has no field for (``extras[format]["fields"]``, as OpenAI's
@@ -58,6 +60,11 @@ _MARK = '"\\u0001"'  # HOLE as orjson writes it
 _OPEN = _MARK[:-1]  # a string starting with HOLE: a document holding one keeps none
 _CONTENT = _OPEN + 'content",'  # the lead of a document whose item's "content" is left out
 _AFTER_CONTENT = len(_CONTENT)
+PLAIN = ""
+"""The document of an OpenAI message whose item is ``{"role": its role, "content": the text of its
+first block}`` (revision 0015): half of an agent's messages, whose rows say all their documents say."""
+_PLAIN_ITEMS = {role: orjson.dumps({"role": role, "content": HOLE}).decode() for role in ("system", "user", "assistant")}
+_PLAIN_LEADS = {role: _CONTENT + item for role, item in _PLAIN_ITEMS.items()}  # as stored before revision 0015
 _DECODER = json.JSONDecoder()
 MIN_HOLE = 64
 """The shortest text left out of a document: a shorter one costs a load more to fetch
@@ -141,10 +148,24 @@ def hollow(doc: str | None, items: int, msg: Message, flat: bool = False) -> str
     if not openai:
         return lead + hollowed
     calls, without = _call_holes(hollowed, msg)
+    if not calls and msg.role in _PLAIN_ITEMS and _plain(lead + hollowed, msg):
+        return PLAIN
     # A written item may hold more objects than its calls (extras): it is checked by reading it back.
     if calls and not flat and not _reads_back(lead + calls + without, msg, doc):
         return lead + hollowed
     return lead + calls + without
+
+
+def _plain(stored: str, msg: Message) -> bool:
+    """Whether a message's stored document is ``{"role": its role, "content": the text of its first
+    block}`` (see :data:`PLAIN`): led by the text's lead, or holding a short text itself."""
+    if stored[:1] == '"':
+        return stored == _PLAIN_LEADS[msg.role]
+    text = first_text(msg)
+    try:
+        return text is not None and stored == orjson.dumps({"role": msg.role, "content": text}).decode()
+    except orjson.JSONEncodeError:  # a lone surrogate: no document holds it either
+        return False
 
 
 def _reads_back(stored: str, msg: Message, doc: str) -> bool:
@@ -160,6 +181,7 @@ def restore(stored: Sequence[str], msgs: Sequence[Message]) -> list[Any]:
     taken from the messages themselves)."""
     found = Stored([], [])
     for index, (doc, msg) in enumerate(zip(stored, msgs)):
+        doc = doc or _PLAIN_LEADS[msg.role]
         keys, end = _leads(doc)
         calls = _raw_calls(msg)
         found.docs.append(doc[end:])
@@ -276,7 +298,7 @@ def _document(msg: Message, index: int, sinks: dict[str, Losses]) -> tuple[str |
 
 
 _m, _b = MessageRow.__table__, BlockRow.__table__
-_DOCUMENTS = Prepared(sa.select(_m.c.seq, _m.c.doc, _m.c.text).where(
+_DOCUMENTS = Prepared(sa.select(_m.c.seq, _m.c.doc, _m.c.text, _m.c.role).where(
     _m.c.conversation_id == sa.bindparam("cid"), _m.c.seq >= sa.bindparam("start"), _m.c.seq < sa.bindparam("stop"),
     _m.c.source_format == sa.bindparam("fmt"), _m.c.doc.is_not(None)).order_by(_m.c.seq))
 _BLOCKS = Prepared(sa.select(  # a call's payload only: a result's is not parsed for nothing
@@ -311,8 +333,15 @@ def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str
         if len(rows) != hi - lo:
             return None
         docs, holes, wanted = found.docs, found.holes, []  # wanted: holes whose strings block rows keep
-        for seq, doc, text in rows:
-            if doc[:7] != _OPEN:  # no lead: a whole document
+        for seq, doc, text, role in rows:
+            if not doc:  # PLAIN: the item is its role and its text
+                if role not in _PLAIN_ITEMS:
+                    return None  # never so: the canonical path
+                if text is None:  # a text in its first block row (stored before revision 0013)
+                    wanted.append((len(holes), seq))
+                holes.append((len(docs), "content", text))
+                docs.append(_PLAIN_ITEMS[role])
+            elif doc[:7] != _OPEN:  # no lead: a whole document
                 docs.append(doc)
             elif doc.startswith(_CONTENT) and doc[_AFTER_CONTENT] != '"':  # most documents: one lead, "content"
                 if text is None:  # a tool result's, in its block row

@@ -1,4 +1,4 @@
-"""The relational schema: typed ORM rows over seven tables (revision 0014).
+"""The relational schema: typed ORM rows over seven tables (revision 0015).
 
 Hybrid rows: what users query (kind, text, call id, tool name, media type,
 sequence) is a real column; the rest of a block goes into a JSON ``payload``;
@@ -313,7 +313,8 @@ class MessageRow(Base):
     that format writes messages one by one (``store.docs``): what a load in that format
     returns without building canonical models. NULL: the load writes it from the rest.
     It leaves out a text its first block row keeps: a JSON string of U+0001 stands in for
-    it, and a lead names the key it fills (revision 0010, ``store.docs.hollow``)."""
+    it, and a lead names the key it fills (revision 0010, ``store.docs.hollow``). Empty: an
+    OpenAI item of the row's role and its text alone (revision 0015, ``store.docs.PLAIN``)."""
     text: Mapped[str | None] = mapped_column(LongText)
     """The text of a message whose content is one plain text block (no other field): kept
     here, with no block row (revision 0013, ``store.codec.block_rows``). NULL: the blocks are rows."""

@@ -2,7 +2,7 @@
 
 Most messages are one text with nothing else; their block row cost more than its text on
 disk and a row of its own on every write. Such a message's text is now kept in
-``messages.text``, with no block row (``store.codec.inline``); a read gives the same block.
+``messages.text``, with no block row (``store.codec.block_rows``); a read gives the same block.
 Rows written before keep their block rows (NULL ``text``): every read takes both forms. The
 downgrade writes a block row for each such text before dropping the column, so the code of
 revision 0012 finds them. MariaDB/MySQL commit each DDL statement at once: each step looks
