@@ -108,8 +108,14 @@ def read(data: Any, format: str) -> list[Message]:
 
 
 def _given(item: Any) -> str | None:
+    if len(item) == 2 and item.get("role") in _PLAIN_ITEMS and list(item) == _ROLE_CONTENT \
+            and (text := item["content"]).__class__ is str and text[:1] != HOLE:
+        return PLAIN  # known without writing it: no JSON of its text made, nor searched
     data = orjson.dumps(item)
     return data.decode() if len(data) <= MAX_DOC else None
+
+
+_ROLE_CONTENT = ["role", "content"]
 
 
 def documents(msgs: Sequence[Message], skip: Collection[int] = ()) -> list[str | None]:
@@ -125,7 +131,7 @@ def documents(msgs: Sequence[Message], skip: Collection[int] = ()) -> list[str |
         if index in skip:
             out.append(None)
         elif doc is not None:
-            out.append(hollow(doc, 1, msg, flat=True))
+            out.append(doc if doc == PLAIN else hollow(doc, 1, msg, flat=True))
         else:
             out.append(hollow(*_document(msg, index, sinks), msg))
     return out

@@ -79,8 +79,8 @@ def test_a_message_without_a_document_sends_the_load_the_canonical_way(store, od
     elif odd == "empty call id":
         message = {"role": "assistant", "content": None,
                    "tool_calls": [{"id": "", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
-    elif odd == "too long":
-        message["content"] = "x" * (MAX_DOC + 1)
+    elif odd == "too long":  # with a name: not an item of its role and text alone (see test_plain_docs)
+        message.update(content="x" * (MAX_DOC + 1), name="ana")
     else:
         message, fmt = {"role": "user", "content": [{"kind": "text", "text": "odd one"}]}, "canonical"
     cid = store.save(chat(4))

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from store import ConversationStore
 from store.db import downgrade, upgrade
-from store.docs import PLAIN
+from store.docs import MAX_DOC, PLAIN
 from store.formats import read, write
 from store.schema import MARK
 
@@ -113,7 +113,9 @@ def test_a_text_a_load_would_take_for_a_hole_keeps_no_document(store):
 
 @pytest.mark.parametrize("role", ["system", "user", "assistant"])
 def test_every_role_of_a_plain_item(store, role):
-    data = [{"role": role, "content": LONG}, {"role": role, "content": "short"}]
+    """Of any length: above MAX_DOC too, as no text is in its document."""
+    data = [{"role": role, "content": LONG}, {"role": role, "content": "short"},
+            {"role": role, "content": "x" * (MAX_DOC + 1)}, {"role": role, "content": 'a quote "\x01 then'}]
     cid = store.save(copy.deepcopy(data), format="openai")
-    assert _docs(store, cid) == [PLAIN, PLAIN]
+    assert _docs(store, cid) == [PLAIN] * 4
     assert store.load(cid, "openai") == data
