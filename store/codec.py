@@ -81,8 +81,8 @@ def dump_block(block: Block) -> dict[str, Any]:
     return payload
 
 
-def block_rows(msgs: Sequence[Message], dumped: Sequence[dict[str, Any]], *, conversation_id: str,
-               first_seq: int, blobs: BlobSink, budgets: Sequence[Budget]) -> tuple[list[dict[str, Any]], list[str | None]]:
+def block_rows(msgs: Sequence[Message], dumped: Sequence[dict[str, Any]], *, conversation_id: str, first_seq: int,
+               blobs: BlobSink, budgets: Sequence[Budget]) -> tuple[list[dict[str, Any]], list[str | None]]:
     """The block rows of a batch stored from ``first_seq`` on, and the text each message row keeps
     (revision 0013): where a message's content is one plain text block (no field but its text), its
     text, and the message has no block row; most messages then take one row, not two.

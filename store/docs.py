@@ -63,7 +63,8 @@ _AFTER_CONTENT = len(_CONTENT)
 PLAIN = ""
 """The document of an OpenAI message whose item is ``{"role": its role, "content": the text of its
 first block}`` (revision 0015): half of an agent's messages, whose rows say all their documents say."""
-_PLAIN_ITEMS = {role: orjson.dumps({"role": role, "content": HOLE}).decode() for role in ("system", "user", "assistant")}
+_PLAIN_ITEMS = {role: orjson.dumps({"role": role, "content": HOLE}).decode()
+                for role in ("system", "user", "assistant")}
 _PLAIN_LEADS = {role: _CONTENT + item for role, item in _PLAIN_ITEMS.items()}  # as stored before revision 0015
 _DECODER = json.JSONDecoder()
 MIN_HOLE = 64
