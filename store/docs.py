@@ -25,10 +25,8 @@ is encoded or parsed as JSON on the way. Texts are most of a message's bytes. An
 that is its role and its text alone, half of an agent's messages, is stored as an empty
 document (:data:`PLAIN`, revision 0015): its row says it all.
 
-Nor does a message's ``extras`` repeat a long string its document keeps (revision 0012): the
-value of a key its format has no field for (``extras[format]["fields"]``, as OpenAI's
-``reasoning_content``) is HOLE there where the document's item holds it as it is
-(:func:`keep_once`), and a canonical read takes it from the document (:func:`fill`).
+Nor does a message's ``extras`` repeat a long string its document keeps (revision 0012,
+:mod:`store.kept_once`).
 """
 
 from __future__ import annotations
@@ -41,7 +39,7 @@ import orjson
 import sqlalchemy as sa
 
 from .chains import Chain, within
-from .codec import MESSAGE_COLUMNS, first_text, raw_arguments
+from .codec import first_text, raw_arguments
 from .errors import ConvstoreError
 from .exactjson import has_nonfinite
 from .formats import FORMATS, NEEDS_CALL_IDS, Losses, read_marked
@@ -189,7 +187,7 @@ def restore(stored: Sequence[str], msgs: Sequence[Message]) -> list[Any]:
     found = Stored([], [])
     for index, (doc, msg) in enumerate(zip(stored, msgs)):
         doc = doc or _PLAIN_LEADS[msg.role]
-        keys, end = _leads(doc)
+        keys, end = leads(doc)
         calls = _raw_calls(msg)
         found.docs.append(doc[end:])
         found.holes.extend((index, key, calls[int(key[1:])] if key[:1] == "@" else first_text(msg)) for key in keys)
@@ -356,7 +354,7 @@ def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str
                 holes.append((len(docs), "content", text))
                 docs.append(doc[_AFTER_CONTENT:])
             else:
-                keys, end = _leads(doc)
+                keys, end = leads(doc)
                 for key in keys:
                     if text is None or key[:1] == "@":
                         wanted.append((len(holes), seq))
@@ -392,7 +390,7 @@ def _from_blocks(conn: sa.Connection, owner: str, holes: list[tuple[int, str, st
     return True
 
 
-def _leads(doc: str) -> tuple[list[str], int]:
+def leads(doc: str) -> tuple[list[str], int]:
     """The keys named by a document's leads (a key of its item, "" for a text deeper in it,
     ``@`` and the index of a call whose arguments it leaves out), and where its item begins."""
     keys, at = [], 0
@@ -418,60 +416,3 @@ def parse(found: Stored) -> list[Any]:
         else:
             _put(item, text)
     return [item for items in per_doc for item in items]
-
-
-def keep_once(dumped: Sequence[dict[str, Any]], docs: list[str | None]) -> None:
-    """Leave out of the dumped messages' ``extras`` the long strings their documents keep:
-    where a key of ``extras[source_format]["fields"]`` holds a string of :data:`MIN_HOLE`
-    characters or more, and the item of the message's one-item document holds the same
-    string under that key, HOLE stands in for it (a load in the stored format reads it from
-    the document; :func:`fill` puts it back for the others). A message whose fields hold
-    HOLE itself keeps no document: a read would take the value for a stand-in."""
-    for index, dump in enumerate(dumped):
-        fields = _fields(dump.get("extras"), dump.get("source_format"))
-        if fields is None or docs[index] is None:
-            continue
-        if HOLE in fields.values():
-            docs[index] = None
-            continue
-        long = [key for key, value in fields.items() if value.__class__ is str and len(value) >= MIN_HOLE]
-        if long and (item := _item(docs[index])) is not None:
-            for key in long:
-                if item.get(key) == fields[key]:
-                    fields[key] = HOLE
-
-
-def _fields(extras: Any, source_format: Any) -> dict[str, Any] | None:
-    own = extras.get(source_format) if extras.__class__ is dict else None
-    fields = own.get("fields") if own.__class__ is dict else None
-    return fields if fields.__class__ is dict else None
-
-
-def _item(doc: str | None) -> dict[str, Any] | None:
-    """The item of a one-item document, without its leads (its holes stay HOLE)."""
-    if doc is None:
-        return None
-    try:
-        items = orjson.loads("[" + doc[_leads(doc)[1]:] + "]")
-    except ValueError:  # not JSON (orjson's and json's errors are ValueErrors)
-        return None
-    return items[0] if len(items) == 1 and items[0].__class__ is dict else None
-
-
-_EXTRAS, _FORMAT = MESSAGE_COLUMNS.index("extras"), MESSAGE_COLUMNS.index("source_format")
-DOC_IF_HELD = sa.case((sa.cast(_m.c.extras, sa.Text).like(sa.literal_column("'%u0001%'")), _m.c.doc)).label("held_doc")
-"""A message row's document where its extras may have left a value to it (the JSON text of
-HOLE is ``"\\u0001"``; PostgreSQL's JSONB writes it so too), else NULL: read beside the row
-for :func:`fill`, with no statement of its own."""
-
-
-def fill(rows: Sequence[Sequence[Any]]) -> None:
-    """Put back into message rows (``codec.MESSAGE_COLUMNS`` then :data:`DOC_IF_HELD`) the
-    ``extras`` values their documents keep (:func:`keep_once`)."""
-    for row in rows:
-        if (doc := row[-1]) is None or (fields := _fields(row[_EXTRAS], row[_FORMAT])) is None:
-            continue
-        if HOLE in fields.values() and (item := _item(doc)) is not None:
-            for key, value in fields.items():
-                if value == HOLE and (kept := item.get(key)).__class__ is str:
-                    fields[key] = kept

@@ -8,7 +8,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from . import docs, rows
+from . import kept_once, rows
 from .chains import END as _END, Chain, within
 from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, blob_refs, messages_from_rows
 from .model import Message
@@ -30,7 +30,7 @@ def _range(table: sa.Table, columns: tuple[str, ...], *order: str, also: tuple[A
         table.c.seq < sa.bindparam("stop")).order_by(*(table.c[name] for name in order)))
 
 
-_MESSAGE_ROWS = _range(messages_t, MESSAGE_COLUMNS, "seq", also=(docs.DOC_IF_HELD,))
+_MESSAGE_ROWS = _range(messages_t, MESSAGE_COLUMNS, "seq", also=(kept_once.DOC_IF_HELD,))
 _BLOCK_ROWS = _range(blocks_t, ("seq", *BLOCK_COLUMNS), "seq", "position")
 
 
@@ -39,13 +39,13 @@ def fetch_rows(conn: sa.Connection, conversation_id: str, start: int, windowed: 
                ) -> tuple[list[list[Any]], list[list[Any]], dict[str, bytes]]:
     """The message rows from ``start`` on, their block rows (``seq`` first) and the blobs
     they use: three statements at most, per segment of ``chain`` for a fork. A message row
-    ends with its document where its extras left a value to it (``docs.fill``)."""
+    ends with its document where its extras left a value to it (``kept_once.fill``)."""
     msgs: list[list[Any]] = []
     blocks: list[list[Any]] = []
     found: dict[str, bytes] = {}
     for owner, lo, hi in within(chain or [(conversation_id, 0, _END)], start, _END if stop is None else stop):
         msg_rows = _MESSAGE_ROWS.run(conn, cid=owner, start=lo, stop=hi)
-        docs.fill(msg_rows)
+        kept_once.fill(msg_rows)
         msgs += msg_rows
         part = _BLOCK_ROWS.run(conn, cid=owner, start=lo, stop=hi)
         blocks += part

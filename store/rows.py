@@ -21,7 +21,8 @@ from sqlalchemy.dialects import postgresql
 from . import bulk, links
 from .chains import END, chain_of, within
 from .codec import BlobSink, block_rows, message_rows
-from .docs import documents, keep_once
+from .docs import documents
+from .kept_once import keep_once
 from .gcpause import paused_gc
 from .limits import Budget, Limits
 from .model import MESSAGES, Message

@@ -41,7 +41,7 @@ def _chat() -> list[dict]:
 
 
 def _leads(doc: str | None) -> list[str]:
-    return None if doc is None else store_docs._leads(doc)[0]
+    return None if doc is None else store_docs.leads(doc)[0]
 
 
 def _reads_exactly(store: ConversationStore, cid: str, data: list[dict]) -> None:
