@@ -7,6 +7,8 @@ import copy
 
 import pytest
 import sqlalchemy as sa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from store import ConversationStore
 from store.db import downgrade, upgrade
@@ -119,3 +121,36 @@ def test_every_role_of_a_plain_item(store, role):
     cid = store.save(copy.deepcopy(data), format="openai")
     assert _docs(store, cid) == [PLAIN] * 4
     assert store.load(cid, "openai") == data
+
+
+_TEXT = st.one_of(st.text(st.characters(codec="utf-8"), max_size=90),
+                  st.builds(lambda a, b: a + b, st.sampled_from(["\x01", '"\x01', "\x00", MARK, "x" * 70]),
+                            st.text(st.characters(codec="utf-8"), max_size=20)))
+_ITEMS = st.one_of(
+    st.builds(lambda role, text: {"role": role, "content": text},
+              st.sampled_from(["system", "user", "assistant", "developer"]), _TEXT),
+    st.builds(lambda role, text, extra: {"role": role, "content": text, **extra},
+              st.sampled_from(["user", "assistant"]), _TEXT,
+              st.dictionaries(st.sampled_from(["name", "x_note"]), _TEXT, max_size=1)),
+    st.builds(lambda text: {"content": text, "role": "user"}, _TEXT),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_ITEMS, min_size=1, max_size=5))
+def test_any_items_read_back_exactly_in_every_way(sqlite_store, items):
+    """Whatever the texts (U+0001 first or after a quote, NUL, the escape mark, long or short) and the
+    keys: the stored-format load, the canonical path and a window give the items back, key order too
+    wherever every message kept a document."""
+    cid = sqlite_store.save(copy.deepcopy(items), format="openai")
+    loaded = sqlite_store.load(cid, "openai")
+    assert loaded == items == write(sqlite_store.load_messages(cid), "openai")[0]
+    if None not in _docs(sqlite_store, cid):
+        assert [list(m) for m in loaded] == [list(m) for m in items]
+    assert sqlite_store.load(cid, "openai", last=2) == items[-2:]
+
+
+@pytest.fixture
+def sqlite_store(tmp_path):
+    with ConversationStore(f"sqlite:///{tmp_path / 'plain.db'}") as s:
+        yield s
