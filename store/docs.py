@@ -342,17 +342,12 @@ def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str
             if not doc:  # PLAIN: the item is its role and its text
                 if role not in _PLAIN_ITEMS:
                     return None  # never so: the canonical path
-                if text is None:  # a text in its first block row (stored before revision 0013)
-                    wanted.append((len(holes), seq))
-                holes.append((len(docs), "content", text))
-                docs.append(_PLAIN_ITEMS[role])
+                item = _PLAIN_ITEMS[role]
             elif doc[:7] != _OPEN:  # no lead: a whole document
                 docs.append(doc)
+                continue
             elif doc.startswith(_CONTENT) and doc[_AFTER_CONTENT] != '"':  # most documents: one lead, "content"
-                if text is None:  # a tool result's, in its block row
-                    wanted.append((len(holes), seq))
-                holes.append((len(docs), "content", text))
-                docs.append(doc[_AFTER_CONTENT:])
+                item = doc[_AFTER_CONTENT:]
             else:
                 keys, end = leads(doc)
                 for key in keys:
@@ -360,6 +355,11 @@ def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str
                         wanted.append((len(holes), seq))
                     holes.append((len(docs), key, text))
                 docs.append(doc[end:])
+                continue
+            if text is None:  # in its first block row: a tool result's, or stored before revision 0013
+                wanted.append((len(holes), seq))
+            holes.append((len(docs), "content", text))
+            docs.append(item)
         if wanted and not _from_blocks(conn, owner, holes, wanted):
             return None
     return found

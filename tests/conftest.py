@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -80,6 +81,13 @@ def empty_database_url(backend: str, tmp_path_factory: pytest.TempPathFactory) -
 @pytest.fixture
 def namespace() -> str:
     return f"test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[ConversationStore]:
+    """A store on a SQLite file of its own: for property tests, which run many examples on one backend."""
+    with ConversationStore(f"sqlite:///{tmp_path / 'property.db'}") as s:
+        yield s
 
 
 @pytest.fixture

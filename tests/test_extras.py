@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import json
 
-import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -148,11 +147,6 @@ def test_any_unknown_values_read_back_exactly(sqlite_store, items):
     cid = sqlite_store.save(copy.deepcopy(data), format="openai")
     assert sqlite_store.load(cid, "openai") == data == write(sqlite_store.load_messages(cid), "openai")[0]
 
-
-@pytest.fixture
-def sqlite_store(tmp_path):
-    with ConversationStore(f"sqlite:///{tmp_path / 'extras.db'}") as s:
-        yield s
 
 
 def test_a_save_leaves_the_callers_messages_as_they_were(store):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 
 import pytest
-import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +14,7 @@ from store.db import downgrade, upgrade
 from store.docs import MAX_DOC, PLAIN
 from store.formats import read, write
 from store.schema import MARK
+from tests.test_docs import docs_of
 
 LONG = "Kyoto " * 20
 
@@ -41,13 +41,6 @@ def _chat() -> list[dict]:
 PLAIN_AT = [0, 1, 2, 3, 4]
 
 
-def _docs(store: ConversationStore, cid: str) -> list[str | None]:
-    key = cid if store.engine.dialect.name == "postgresql" else cid.replace("-", "")
-    with store.engine.connect() as conn:
-        return conn.execute(sa.text("SELECT doc FROM messages WHERE conversation_id = :c ORDER BY seq"),
-                            {"c": key}).scalars().all()
-
-
 def _reads_exactly(store: ConversationStore, cid: str, data: list[dict]) -> None:
     assert store.load(cid, "openai") == data
     assert [list(m) for m in store.load(cid, "openai")] == [list(m) for m in data]  # key order too
@@ -60,11 +53,11 @@ def _reads_exactly(store: ConversationStore, cid: str, data: list[dict]) -> None
 def test_plain_items_keep_an_empty_document_and_read_back_exactly(store):
     data = _chat()
     cid = store.save(copy.deepcopy(data), format="openai")
-    docs = _docs(store, cid)
+    docs = docs_of(store, cid)
     assert [i for i, doc in enumerate(docs) if doc == PLAIN] == PLAIN_AT and None not in docs
     _reads_exactly(store, cid, data)
     store.append(cid, [{"role": "user", "content": LONG}], format="openai")
-    assert _docs(store, cid)[-1] == PLAIN
+    assert docs_of(store, cid)[-1] == PLAIN
     assert store.load(cid, "openai", last=1) == [{"role": "user", "content": LONG}]
     fork = store.fork(cid, at=3)
     assert store.load(fork, "openai") == data[:3]
@@ -74,7 +67,7 @@ def test_another_format_keeps_its_own_documents(store):
     data = write(read([{"role": "user", "content": LONG}, {"role": "assistant", "content": "short"}], "openai"),
                  "langchain")[0]
     cid = store.save(copy.deepcopy(data), format="langchain")
-    assert PLAIN not in _docs(store, cid)
+    assert PLAIN not in docs_of(store, cid)
     assert store.load(cid, "langchain") == data
 
 
@@ -83,13 +76,13 @@ def test_a_downgrade_writes_the_documents_back_and_an_upgrade_empties_them(empty
     with ConversationStore(empty_database_url) as s:
         cid = s.save(copy.deepcopy(data), format="openai")
         downgrade(s.engine, "0014")
-        docs = _docs(s, cid)
+        docs = docs_of(s, cid)
         assert PLAIN not in docs
         assert docs[1] == '"\\u0001content",{"role":"user","content":"\\u0001"}'
         assert docs[0] == '"\\u0001content",{"role":"system","content":"\\u0001"}'  # a short text is led too
         _reads_exactly(s, cid, data)  # what revision 0014 reads the same way
         upgrade(s.engine)
-        assert [i for i, doc in enumerate(_docs(s, cid)) if doc == PLAIN] == PLAIN_AT
+        assert [i for i, doc in enumerate(docs_of(s, cid)) if doc == PLAIN] == PLAIN_AT
         _reads_exactly(s, cid, data)
 
 
@@ -102,14 +95,14 @@ def test_an_empty_document_whose_text_is_in_a_block_row(empty_database_url):
         cid = s.save(copy.deepcopy(data), format="openai")
         downgrade(s.engine, "0012")
         upgrade(s.engine)
-        assert [i for i, doc in enumerate(_docs(s, cid)) if doc == PLAIN] == PLAIN_AT
+        assert [i for i, doc in enumerate(docs_of(s, cid)) if doc == PLAIN] == PLAIN_AT
         _reads_exactly(s, cid, data)
 
 
 def test_a_text_a_load_would_take_for_a_hole_keeps_no_document(store):
     data = [{"role": "user", "content": "\x01" + LONG}, {"role": "user", "content": "\x01"}]
     cid = store.save(copy.deepcopy(data), format="openai")
-    assert _docs(store, cid) == [None, None]
+    assert docs_of(store, cid) == [None, None]
     assert store.load(cid, "openai") == data
 
 
@@ -119,7 +112,7 @@ def test_every_role_of_a_plain_item(store, role):
     data = [{"role": role, "content": LONG}, {"role": role, "content": "short"},
             {"role": role, "content": "x" * (MAX_DOC + 1)}, {"role": role, "content": 'a quote "\x01 then'}]
     cid = store.save(copy.deepcopy(data), format="openai")
-    assert _docs(store, cid) == [PLAIN] * 4
+    assert docs_of(store, cid) == [PLAIN] * 4
     assert store.load(cid, "openai") == data
 
 
@@ -145,12 +138,7 @@ def test_any_items_read_back_exactly_in_every_way(sqlite_store, items):
     cid = sqlite_store.save(copy.deepcopy(items), format="openai")
     loaded = sqlite_store.load(cid, "openai")
     assert loaded == items == write(sqlite_store.load_messages(cid), "openai")[0]
-    if None not in _docs(sqlite_store, cid):
+    if None not in docs_of(sqlite_store, cid):
         assert [list(m) for m in loaded] == [list(m) for m in items]
     assert sqlite_store.load(cid, "openai", last=2) == items[-2:]
 
-
-@pytest.fixture
-def sqlite_store(tmp_path):
-    with ConversationStore(f"sqlite:///{tmp_path / 'plain.db'}") as s:
-        yield s
