@@ -60,9 +60,13 @@ _CONTENT = _OPEN + 'content",'  # the lead of a document whose item's "content" 
 _AFTER_CONTENT = len(_CONTENT)
 PLAIN = ""
 """The document of an OpenAI message whose item is ``{"role": its role, "content": the text of its
-first block}`` (revision 0015): half of an agent's messages, whose rows say all their documents say."""
+first block}`` (revision 0015): half of an agent's messages, whose rows say all their documents say.
+So is a tool result's ``{"role": "tool", "tool_call_id": its call id, "content": its text}``
+(revision 0016), both taken from its block row."""
 _PLAIN_ITEMS = {role: orjson.dumps({"role": role, "content": HOLE}).decode()
                 for role in ("system", "user", "assistant")}
+_TOOL_ITEM = orjson.dumps({"role": "tool", "tool_call_id": HOLE, "content": HOLE}).decode()
+_TOOL_KEYS = ["role", "tool_call_id", "content"]
 _PLAIN_LEADS = {role: _CONTENT + item for role, item in _PLAIN_ITEMS.items()}  # as stored before revision 0015
 _DECODER = json.JSONDecoder()
 MIN_HOLE = 64
@@ -110,6 +114,10 @@ def _given(item: Any) -> str | None:
     if len(item) == 2 and item.get("role") in _PLAIN_ITEMS and list(item) == _ROLE_CONTENT \
             and (text := item["content"]).__class__ is str and text[:1] != HOLE:
         return PLAIN  # known without writing it: no JSON of its text made, nor searched
+    if len(item) == 3 and item.get("role") == "tool" and list(item) == _TOOL_KEYS \
+            and (text := item["content"]).__class__ is str and (call_id := item["tool_call_id"]).__class__ is str \
+            and text[:1] != HOLE and call_id[:1] != HOLE:
+        return PLAIN
     data = orjson.dumps(item)
     return data.decode() if len(data) <= MAX_DOC else None
 
@@ -149,6 +157,8 @@ def hollow(doc: str | None, items: int, msg: Message, flat: bool = False) -> str
     if items != 1:
         return doc
     openai = msg.source_format == "openai"
+    if openai and msg.role == "tool" and _plain_tool(doc, msg):
+        return PLAIN
     lead, hollowed = _text_hole(doc, msg, flat and openai)
     if not openai:
         return lead + hollowed
@@ -173,6 +183,19 @@ def _plain(stored: str, msg: Message) -> bool:
         return False
 
 
+def _plain_tool(doc: str, msg: Message) -> bool:
+    """Whether a tool message's document is ``{"role": "tool", "tool_call_id": its call id, "content": its
+    text}`` of its first block (see :data:`PLAIN`)."""
+    block = msg.content[0] if msg.content else None
+    if block is None or block.kind != "tool_result" or block.output.__class__ is not str \
+            or block.output[:1] == HOLE or block.call_id[:1] == HOLE:
+        return False
+    try:
+        return doc == orjson.dumps({"role": "tool", "tool_call_id": block.call_id, "content": block.output}).decode()
+    except orjson.JSONEncodeError:  # a lone surrogate: no document holds it either
+        return False
+
+
 def _reads_back(stored: str, msg: Message, doc: str) -> bool:
     """Whether a load reads ``doc``'s items from its stored form."""
     try:
@@ -186,12 +209,33 @@ def restore(stored: Sequence[str], msgs: Sequence[Message]) -> list[Any]:
     taken from the messages themselves)."""
     found = Stored([], [])
     for index, (doc, msg) in enumerate(zip(stored, msgs)):
+        if not doc and msg.role == "tool":
+            found.docs.append(_TOOL_ITEM)
+            found.holes.extend([(index, "tool_call_id", msg.content[0].call_id), (index, "content", first_text(msg))])
+            continue
         doc = doc or _PLAIN_LEADS[msg.role]
         keys, end = leads(doc)
-        calls = _raw_calls(msg)
+        calls = [block for block in msg.content if block.kind == "tool_call"]
         found.docs.append(doc[end:])
-        found.holes.extend((index, key, calls[int(key[1:])] if key[:1] == "@" else first_text(msg)) for key in keys)
+        found.holes.extend((index, key, _from_call(key, calls[int(key[1:])]) if key[:1] in _CALL_LEADS
+                            else first_text(msg)) for key in keys)
     return parse(found)
+
+
+_CALL_LEADS = ("@", "#")  # a call's arguments (revision 0014), a whole call (revision 0016)
+
+
+def _from_call(key: str, call: Any) -> Any:
+    """What a call's lead ``key`` takes from the call (a block, or its block row's
+    ``(call_id, tool_name, payload)``)."""
+    if isinstance(call, tuple):
+        call_id, name, payload = call
+        raw = raw_arguments(payload or {})
+    else:
+        call_id, name, raw = call.call_id, call.name, call.arguments_raw
+    if key[0] == "@" or raw is None:
+        return raw
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": raw}}
 
 
 def _text_hole(doc: str, msg: Message, verbatim_openai: bool) -> tuple[str, str]:
@@ -215,7 +259,7 @@ def _text_hole(doc: str, msg: Message, verbatim_openai: bool) -> tuple[str, str]
     except orjson.JSONDecodeError:
         return "", doc
     if len(parsed) != 1 or not isinstance(parsed[0], dict) or (key := _put(parsed[0], HOLE)) is None \
-            or key[:1] == "@":  # a call's lead
+            or key[:1] in _CALL_LEADS:  # a call's lead
         return "", doc
     return orjson.dumps(HOLE + key).decode() + ",", hollowed
 
@@ -223,21 +267,20 @@ def _text_hole(doc: str, msg: Message, verbatim_openai: bool) -> tuple[str, str]
 _ARGUMENTS = '"arguments":'
 
 
-def _raw_calls(msg: Message) -> list[str | None]:
-    """The arguments of the message's calls as the source wrote them, in order: what a call's lead
-    ``@k`` takes."""
-    return [block.arguments_raw for block in msg.content if block.kind == "tool_call"]
-
-
 def _call_holes(doc: str, msg: Message) -> tuple[str, str]:
-    """The leads (with their commas) and the document without the arguments of its calls
-    (revision 0014): in an OpenAI input item, the k-th ``"arguments":`` outside a string is
-    the k-th call's (objects only in its calls; a quote inside a string is escaped), and the
-    call's block keeps the same string (``codec.raw_arguments``). Arguments shorter than
-    :data:`MIN_HOLE` stay; where a call's are not where they should be, all stay."""
-    calls = _raw_calls(msg)
-    if not calls:
+    """The leads (with their commas) and the document without its calls: each whole, where the
+    item's ``"tool_calls"`` are what the calls' block rows say, as ``{"id", "type": "function",
+    "function": {"name", "arguments"}}`` (revision 0016), else without their arguments (revision
+    0014): in an OpenAI input item, the k-th ``"arguments":`` outside a string is the k-th call's
+    (objects only in its calls; a quote inside a string is escaped), and the call's block keeps the
+    same string (``codec.raw_arguments``). Arguments shorter than :data:`MIN_HOLE` stay; where a
+    call's are not where they should be, all stay."""
+    blocks = [block for block in msg.content if block.kind == "tool_call"]
+    if not blocks:
         return "", doc
+    if (whole := _whole_calls(doc, blocks)) is not None:
+        return whole
+    calls = [block.arguments_raw for block in blocks]
     leads, parts, at = [], [], 0
     for k, raw in enumerate(calls):
         found = doc.find(_ARGUMENTS, at)
@@ -258,6 +301,23 @@ def _call_holes(doc: str, msg: Message) -> tuple[str, str]:
         at = start + len(value)
     parts.append(doc[at:])
     return "".join(leads), "".join(parts)
+
+
+def _whole_calls(doc: str, blocks: Sequence[Any]) -> tuple[str, str] | None:
+    """``_call_holes`` where the document's ``"tool_calls"`` are the calls' objects as the block
+    rows make them, in order and nothing else (a key outside a string is unescaped: found, it is
+    the item's own), else None."""
+    if any(block.arguments_raw is None for block in blocks):
+        return None
+    try:
+        objects = [orjson.dumps(_from_call("#", block)) for block in blocks]
+    except orjson.JSONEncodeError:  # a lone surrogate: no document holds it either
+        return None
+    head, found, tail = doc.partition('"tool_calls":[' + b",".join(objects).decode() + "]")
+    if not found:
+        return None
+    leads = "".join(f'{_OPEN}#{k}",' for k in range(len(blocks)))
+    return leads, head + '"tool_calls":[' + ",".join([_MARK] * len(blocks)) + "]" + tail
 
 
 def _put(value: Any, text: str) -> str | None:
@@ -307,7 +367,7 @@ _DOCUMENTS = Prepared(sa.select(_m.c.seq, _m.c.doc, _m.c.text, _m.c.role).where(
     _m.c.conversation_id == sa.bindparam("cid"), _m.c.seq >= sa.bindparam("start"), _m.c.seq < sa.bindparam("stop"),
     _m.c.source_format == sa.bindparam("fmt"), _m.c.doc.is_not(None)).order_by(_m.c.seq))
 _BLOCKS = Prepared(sa.select(  # a call's payload only: a result's is not parsed for nothing
-    _b.c.seq, _b.c.position, _b.c.kind, _b.c.text,
+    _b.c.seq, _b.c.position, _b.c.kind, _b.c.text, _b.c.call_id, _b.c.tool_name,
     sa.case((_b.c.kind == sa.literal_column("'tool_call'"), _b.c.payload)).label("call")).where(
     _b.c.conversation_id == sa.bindparam("cid"), _b.c.seq >= sa.bindparam("start"), _b.c.seq < sa.bindparam("stop"),
     sa.or_(_b.c.position == sa.literal_column("0"), _b.c.kind == sa.literal_column("'tool_call'"))
@@ -316,10 +376,10 @@ _BLOCKS = Prepared(sa.select(  # a call's payload only: a result's is not parsed
 
 class Stored(NamedTuple):
     """A range's documents without their leads, and their holes: (the document's index,
-    the key its lead names, the string it takes)."""
+    the key its lead names, the string or the call object it takes)."""
 
     docs: list[str]
-    holes: list[tuple[int, str, str | None]]
+    holes: list[tuple[int, str, Any]]
 
 
 def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str, source_format: str | None,
@@ -337,12 +397,17 @@ def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str
         rows = _DOCUMENTS.run(conn, cid=owner, start=lo, stop=hi, fmt=target)
         if len(rows) != hi - lo:
             return None
-        docs, holes, wanted = found.docs, found.holes, []  # wanted: holes whose strings block rows keep
+        docs, holes, wanted = found.docs, found.holes, []  # wanted: (hole, seq, what block rows keep)
         for seq, doc, text, role in rows:
-            if not doc:  # PLAIN: the item is its role and its text
-                if role not in _PLAIN_ITEMS:
+            if not doc:  # PLAIN: the item is its role and its text (a result: and its call id)
+                if role == "tool":
+                    wanted.append((len(holes), seq, _CALL_ID))
+                    holes.append((len(docs), "tool_call_id", None))
+                    item = _TOOL_ITEM
+                elif role in _PLAIN_ITEMS:
+                    item = _PLAIN_ITEMS[role]
+                else:
                     return None  # never so: the canonical path
-                item = _PLAIN_ITEMS[role]
             elif doc[:7] != _OPEN:  # no lead: a whole document
                 docs.append(doc)
                 continue
@@ -351,13 +416,15 @@ def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str
             else:
                 keys, end = leads(doc)
                 for key in keys:
-                    if text is None or key[:1] == "@":
-                        wanted.append((len(holes), seq))
+                    if key[:1] in _CALL_LEADS:
+                        wanted.append((len(holes), seq, key))
+                    elif text is None:
+                        wanted.append((len(holes), seq, _TEXT))
                     holes.append((len(docs), key, text))
                 docs.append(doc[end:])
                 continue
             if text is None:  # in its first block row: a tool result's, or stored before revision 0013
-                wanted.append((len(holes), seq))
+                wanted.append((len(holes), seq, _TEXT))
             holes.append((len(docs), "content", text))
             docs.append(item)
         if wanted and not _from_blocks(conn, owner, holes, wanted):
@@ -365,25 +432,30 @@ def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str
     return found
 
 
-def _from_blocks(conn: sa.Connection, owner: str, holes: list[tuple[int, str, str | None]],
-                 wanted: list[tuple[int, int]]) -> bool:
-    """Fill each wanted hole ``(index in holes, seq)``: the text of the first block of message
-    ``seq``, or the arguments of its call ``@k``; False where one is missing (never so: a document
-    and its blocks are written and removed together), for the canonical path."""
-    firsts: dict[int, str | None] = {}
-    calls: dict[int, list[str | None]] = {}
-    for seq, position, kind, text, payload in _BLOCKS.run(conn, cid=owner, start=wanted[0][1], stop=wanted[-1][1] + 1):
+_TEXT, _CALL_ID = "", "id"  # what a hole takes from its message's first block row (else a call's lead)
+
+
+def _from_blocks(conn: sa.Connection, owner: str, holes: list[tuple[int, str, Any]],
+                 wanted: list[tuple[int, int, str]]) -> bool:
+    """Fill each wanted hole ``(index in holes, seq, what)``: the text or the call id of the first
+    block of message ``seq``, or what a lead ``@k`` / ``#k`` takes from its k-th call; False where
+    one is missing (never so: a document and its blocks are written and removed together), for
+    the canonical path."""
+    firsts: dict[int, tuple[str | None, str | None]] = {}
+    calls: dict[int, list[tuple[str, str, Any]]] = {}
+    for seq, position, kind, text, call_id, name, payload in _BLOCKS.run(
+            conn, cid=owner, start=wanted[0][1], stop=wanted[-1][1] + 1):
         if position == 0:
-            firsts[seq] = text
+            firsts[seq] = (text, call_id)
         if kind == "tool_call":
-            calls.setdefault(seq, []).append(raw_arguments(payload or {}))
-    for h, seq in wanted:
+            calls.setdefault(seq, []).append((call_id, name, payload))
+    for h, seq, what in wanted:
         index, key, _ = holes[h]
-        if key[:1] == "@":
-            arguments = calls.get(seq) or []
-            value = arguments[k] if (k := int(key[1:])) < len(arguments) else None
+        if what[:1] in _CALL_LEADS:
+            those = calls.get(seq) or ()
+            value = _from_call(what, those[k]) if (k := int(what[1:])) < len(those) else None
         else:
-            value = firsts.get(seq)
+            value = (firsts.get(seq) or (None, None))[what == _CALL_ID]
         if value is None:
             return False
         holes[h] = (index, key, value)
@@ -411,6 +483,8 @@ def parse(found: Stored) -> list[Any]:
         item = per_doc[index][0]
         if key[:1] == "@":
             item["tool_calls"][int(key[1:])]["function"]["arguments"] = text
+        elif key[:1] == "#":
+            item["tool_calls"][int(key[1:])] = text
         elif key:
             item[key] = text
         else:

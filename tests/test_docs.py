@@ -39,9 +39,24 @@ def docs_of(store: ConversationStore, cid: str) -> list[str | None]:
 
 def items_of(stored: list[str | None], data: list[dict]) -> list[dict]:
     """Stored documents as the items they stand for: an empty one (``docs.PLAIN``, revision 0015)
-    is its message's role and text, which equals the item only where it holds nothing more."""
-    return [{"role": item["role"], "content": item["content"]} if doc == store_docs.PLAIN else json.loads(doc)
-            for doc, item in zip(stored, data)]
+    is its message's role and text (a tool result's: and its call id, revision 0016), which equals
+    the item only where it holds nothing more; a call left out whole (``#k``) is the item's own
+    call, as its block row keeps it."""
+    out = []
+    for doc, item in zip(stored, data):
+        if doc == store_docs.PLAIN:
+            out.append({key: item[key] for key in (_TOOL_KEYS if item["role"] == "tool" else ("role", "content"))})
+            continue
+        keys, end = store_docs.leads(doc)
+        found = json.loads(doc[end:])
+        for key in keys:
+            assert key[:1] == "#", "a document with a text's lead is not an input item"
+            found["tool_calls"][int(key[1:])] = item["tool_calls"][int(key[1:])]
+        out.append(found)
+    return out
+
+
+_TOOL_KEYS = ("role", "tool_call_id", "content")
 
 
 def forget_docs(store: ConversationStore) -> None:
@@ -55,7 +70,8 @@ def test_loads_from_documents_equal_the_canonical_path(store, statements):
     assert None not in docs_of(store, cid)
     statements.statements.clear()
     stored = store.load(cid, "openai")
-    assert statements.count() == 2  # the conversation and its window, the documents
+    assert statements.count() == 3  # the conversation and its window, the documents, the block rows of
+    # the calls and results they leave out (revision 0016)
     assert stored == canonical_path(store, cid) == copy.deepcopy(OPENAI_CHAT) + chat(40) + tool_turn(99)
     windows = [store.load(cid, "openai", last=n) for n in (0, 1, 3, 7)]
     assert windows == [canonical_path(store, cid, last=n) for n in (0, 1, 3, 7)]
@@ -125,7 +141,8 @@ def test_a_fork_loads_its_shared_prefix_from_its_ancestors_documents(store, stat
     store.append(fork, [{"role": "user", "content": "in the fork"}])
     statements.statements.clear()
     loaded = store.load(fork, "openai")
-    assert statements.count() == 4  # the row and window, the chain, the documents of each segment
+    assert statements.count() == 5  # the row and window, the chain, the documents of each segment, the
+    # block rows of the calls and results of the one holding some (revision 0016)
     assert loaded == chat(7) + [{"role": "user", "content": "in the fork"}] == canonical_path(store, fork)
     assert store.load(fork, "openai", last=3) == canonical_path(store, fork, last=3)
 
@@ -239,7 +256,8 @@ def test_documents_of_older_rows_are_filled_as_a_save_writes_them(store, stateme
     assert {c: docs_of(store, c) for c in (cid, fork, other)} == saved  # the orphan's stays None
     statements.statements.clear()
     store.load(fork, "openai")
-    assert statements.count() == 4  # from documents: row and window, chain, one statement per segment
+    assert statements.count() == 5  # from documents: row and window, chain, one statement per segment,
+    # and the block rows of the calls and results in the first (revision 0016)
     assert backfill.fill(store.engine, {cid: 1}) == 0  # nothing left to write
 
 
@@ -353,7 +371,7 @@ def test_a_document_leaves_out_the_text_its_block_keeps(store, statements):
     data = _long_chat()
     cid = store.save(copy.deepcopy(data))
     stored = docs_of(store, cid)
-    plain = [item.keys() == {"role", "content"} for item in data]  # an empty document (revision 0015)
+    plain = [item.keys() in ({"role", "content"}, set(_TOOL_KEYS)) for item in data]  # empty (0015, 0016)
     assert [doc == store_docs.PLAIN for doc in stored] == plain
     assert all(doc.startswith(store_docs._OPEN) for doc, empty in zip(stored, plain) if not empty)
     whole = [len(json.dumps(item, ensure_ascii=False, separators=(",", ":"))) for item in data]

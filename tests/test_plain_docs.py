@@ -38,7 +38,7 @@ def _chat() -> list[dict]:
     ]
 
 
-PLAIN_AT = [0, 1, 2, 3, 4]
+PLAIN_AT = [0, 1, 2, 3, 4, 11]  # 11: a tool result (revision 0016)
 
 
 def _reads_exactly(store: ConversationStore, cid: str, data: list[dict]) -> None:

@@ -1,0 +1,165 @@
+"""An OpenAI tool result and an assistant's calls are no longer written in documents.
+
+A tool result ``{"role": "tool", "tool_call_id": "...", "content": "..."}`` says no more than its
+block row (its call id and its text): its document is now empty, as revision 0015 made it for an
+item of its role and its text (``store.docs.PLAIN``). An assistant item's ``"tool_calls"``, each
+``{"id", "type": "function", "function": {"name", "arguments"}}``, say no more than the calls'
+block rows: each is ``"\\u0001"`` in the document, led by ``"\\u0001#k"`` (k: the call's index),
+and a load makes it from the row. No table changes.
+
+The upgrade rewrites the documents of OpenAI tool results and calls so, where they are what the
+block rows say, and puts back the text of a document led by ``"\\u0001#"`` for a text under a key
+starting with ``#``, which a load would now take for a call's lead (none is led so since; such a
+document is not set aside: its message's ``extras`` may take values from it, revision 0012). The
+downgrade writes the documents revision 0015 reads: a tool result's led by its text's lead, and
+each call whole again, its arguments of 64 characters or more left to its block row (revision
+0014's lead). Both go by keyset pages of the messages they may change, and can run again to the
+same end.
+
+Revision ID: 0016
+Revises: 0015
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0016"
+down_revision: str | None = "0015"
+
+HOLE = "\x01"
+MARK = "\U000f0000"  # how convstore's columns keep a string holding NUL on PostgreSQL (or starting with MARK)
+MIN_HOLE = 64
+PAGE = 1000
+_m = sa.table("messages", sa.column("conversation_id"), sa.column("seq"), sa.column("role"), sa.column("doc"),
+             sa.column("source_format"), sa.column("text"))
+_b = sa.table("blocks", sa.column("conversation_id"), sa.column("seq"), sa.column("position"), sa.column("kind"),
+              sa.column("call_id"), sa.column("tool_name"), sa.column("payload"), sa.column("text"))
+
+
+def upgrade() -> None:
+    openai = sa.and_(_m.c.source_format == "openai", sa.or_(_m.c.role == "tool", _m.c.doc.contains('"tool_calls":[')))
+    _rewrite(sa.or_(_m.c.doc.contains("0001#"), openai), _new)
+
+
+def _new(doc: str, role: str, text: str | None, blocks: list[tuple[Any, ...]]) -> str | None:
+    """The document as this revision writes it (as it was where it is not one of those it changes)."""
+    values = orjson.loads("[" + doc + "]")
+    if _hash_leads(doc, values):
+        return _text_put_back(values, text, blocks)
+    leads, item = values[:-1], values[-1]
+    if not isinstance(item, dict) or any(not isinstance(lead, str) or lead[:1] != HOLE for lead in leads):
+        return doc  # several items: no lead
+    kind, call_id, _, _, text = blocks[0] if blocks else (None,) * 5
+    if role == "tool" and kind == "tool_result" and list(item) == ["role", "tool_call_id", "content"] \
+            and item["role"] == "tool" and item["tool_call_id"] == _text(call_id) and _text(text) is not None \
+            and (leads, item["content"]) in (([HOLE + "content"], HOLE), ([], _text(text))):
+        return ""
+    calls = [(_text(c), _text(n), _raw(p)) for k, c, n, p, _ in blocks if k == "tool_call"]
+    stored = item.get("tool_calls")
+    if not calls or not isinstance(stored, list) or len(stored) != len(calls):
+        return doc
+    for k, ((call_id, name, raw), call) in enumerate(zip(calls, stored)):
+        arguments = HOLE if f"{HOLE}@{k}" in leads else raw
+        if raw is None or call != {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}} \
+                or list(call) != ["id", "type", "function"] or list(call["function"]) != ["name", "arguments"]:
+            return doc
+    item["tool_calls"] = [HOLE] * len(calls)
+    kept = [lead for lead in leads if lead[1:2] != "@"] + [f"{HOLE}#{k}" for k in range(len(calls))]
+    return ",".join(orjson.dumps(v).decode() for v in [*kept, item])
+
+
+def downgrade() -> None:
+    _rewrite(sa.or_(_m.c.doc.contains("0001#"), sa.and_(_m.c.doc == "", _m.c.role == "tool")), _old)
+
+
+def _text_put_back(values: list[Any], text: str | None, blocks: list[tuple[Any, ...]]) -> str | None:
+    """A document led by a text's key starting with ``#`` as it was before a lead took its text out
+    (its message's ``extras`` may take values from it: it is not set aside)."""
+    text = _text(text if text is not None else blocks[0][4] if blocks else None)
+    leads, item = values[:-1], values[-1]
+    if text is None or len(leads) != 1 or not isinstance(item, dict) or item.get(leads[0][1:]) != HOLE:
+        return None  # never so: revision 0015 led such a document by that text alone
+    item[leads[0][1:]] = text
+    return orjson.dumps(item).decode()
+
+
+def _rewrite(where: Any, rewrite: Callable[[str, str, str | None, list[tuple[Any, ...]]], str | None]) -> None:
+    """Each document ``where`` holds, as ``rewrite(doc, role, text, block rows)`` gives it back."""
+    bind = op.get_bind()
+    first = (sa.select(_m.c.conversation_id, _m.c.seq, _m.c.role, _m.c.doc, _m.c.text)
+             .where(_m.c.doc.is_not(None), where)
+             .order_by(_m.c.conversation_id, _m.c.seq).limit(PAGE))
+    after = first.where(sa.tuple_(_m.c.conversation_id, _m.c.seq) > sa.tuple_(sa.bindparam("c"), sa.bindparam("s")))
+    blocks = (sa.select(_b.c.kind, _b.c.call_id, _b.c.tool_name, _b.c.payload, _b.c.text)
+              .where(_b.c.conversation_id == sa.bindparam("c"), _b.c.seq == sa.bindparam("s"))
+              .order_by(_b.c.position))
+    put = (_m.update().where(_m.c.conversation_id == sa.bindparam("c"), _m.c.seq == sa.bindparam("s"))
+           .values(doc=sa.bindparam("d")))
+    rows = bind.execute(first).all()
+    while rows:
+        updates = []
+        for cid, seq, role, doc, text in rows:
+            found = [tuple(row) for row in bind.execute(blocks, {"c": cid, "s": seq})]
+            if (new := rewrite(doc, role, text, found)) != doc:
+                updates.append({"c": cid, "s": seq, "d": new})
+        if updates:
+            bind.execute(put, updates)
+        rows = bind.execute(after, {"c": rows[-1][0], "s": rows[-1][1]}).all()
+
+
+def _call_leads(doc: str) -> tuple[list[Any], list[int]]:
+    """A document's values (its leads, then its item), and the calls its leads ``#k`` name."""
+    values = orjson.loads("[" + doc + "]")
+    return values, [int(lead[2:]) if lead[2:].isdigit() else -1 for lead in _hash_leads(doc, values)]
+
+
+def _hash_leads(doc: str, values: list[Any] | None = None) -> list[str]:
+    """The leads of a document that start with ``#`` (after HOLE)."""
+    values = orjson.loads("[" + doc + "]") if values is None else values
+    return [v for v in values[:-1] if isinstance(v, str) and v[:2] == HOLE + "#"]
+
+
+def _old(doc: str, role: str, _text_column: str | None, blocks: list[tuple[Any, ...]]) -> str | None:
+    """The document as revision 0015 writes it; None where it cannot be (the canonical path)."""
+    if doc == "" and role == "tool":
+        call_id = _text(blocks[0][1]) if blocks else None
+        if call_id is None:
+            return None
+        return ",".join(orjson.dumps(v).decode() for v in (HOLE + "content", {
+            "role": "tool", "tool_call_id": call_id, "content": HOLE}))
+    values, wanted = _call_leads(doc)
+    if not wanted:
+        return doc
+    calls = [(_text(call_id), _text(name), _raw(payload)) for kind, call_id, name, payload, _ in blocks
+             if kind == "tool_call"]
+    leads, item = [v for v in values[:-1] if v[1:2] != "#"], values[-1]
+    for k in wanted:
+        if not 0 <= k < len(calls) or None in calls[k]:
+            return None
+        call_id, name, raw = calls[k]
+        if len(raw) >= MIN_HOLE:
+            leads.append(f"{HOLE}@{k}")
+        item["tool_calls"][k] = {"id": call_id, "type": "function",
+                                 "function": {"name": name, "arguments": HOLE if len(raw) >= MIN_HOLE else raw}}
+    return ",".join(orjson.dumps(v).decode() for v in [*leads, item])
+
+
+def _text(value: str | None) -> str | None:
+    """A name column's string as convstore wrote it (on PostgreSQL, one holding NUL is MARK + JSON)."""
+    return json.loads(value[len(MARK):]) if isinstance(value, str) and value.startswith(MARK) else value
+
+
+def _raw(payload: str | dict[str, Any] | None) -> str | None:
+    """A call's arguments as the source wrote them, from its payload as stored."""
+    fields = json.loads(payload) if isinstance(payload, str) else payload or {}
+    raw = fields.get("$arguments_raw", fields.get("arguments_raw"))
+    if isinstance(raw, str) and isinstance(payload, str) and raw.startswith(MARK):  # JSON text as stored
+        raw = json.loads(raw[len(MARK):])
+    return raw if isinstance(raw, str) else None
