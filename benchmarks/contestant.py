@@ -6,7 +6,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from store import ConversationStore, db, docs, operations as ops, rows
+from store import ConversationStore, db, holes, operations as ops, rows
 from store.chains import END
 from store.codec import new_id
 from store.formats import read
@@ -152,7 +152,7 @@ class SchemaBound(_OnStore):
     driver path (one executemany or COPY per table, the append's reservation, commit; the
     collector paused as convstore pauses it);
     ``load`` / ``last`` run convstore's statements and stop at the raw rows: the stored
-    documents of the range and the texts they leave out (``store.docs.stored``), as a load in
+    documents of the range and the texts they leave out (``store.holes.stored``), as a load in
     the stored format reads them. No
     validation, no conversion, no link lookups (an appended result is not linked to its call)."""
 
@@ -191,7 +191,7 @@ class SchemaBound(_OnStore):
         with paused_gc(), store.engine.connect() as conn:
             conn = conn.execution_options(**db.read_options(conn.dialect))
             found, start = ops.locate(conn, store.scope, conversation, last)
-            found_docs = docs.stored(conn, [(conversation, 0, END)], start, END, "openai", found.source_format,
+            found_docs = holes.stored(conn, [(conversation, 0, END)], start, END, "openai", found.source_format,
                                      found.message_count)
             assert found_docs is not None, "every message of the workload keeps a document"
             return found_docs

@@ -14,16 +14,16 @@ Where the writer would give an input item back as it is (``Format.verbatim``: mo
 messages), the item itself is the document (:func:`read`), not written again: a save then
 writes no message twice.
 
-Nor does it store a message's text twice (revision 0010): where the first block of a message
-written as one item keeps a text of :data:`MIN_HOLE` characters or more in its ``text`` column
-(a text, a tool result's output) and the item holds that text as a JSON string, the document
-holds :data:`HOLE`'s string there instead and starts with another (:func:`hollow`). So do an
-OpenAI item's call arguments of that length, which the calls' block rows keep (revision 0014).
-A load reads those strings from the message rows (a text kept there, revision 0013) or the
-block rows (one more range scan) and puts them into the parsed items (:func:`parse`): no text
-is encoded or parsed as JSON on the way. Texts are most of a message's bytes. An OpenAI item
-that is its role and its text alone, half of an agent's messages, is stored as an empty
-document (:data:`PLAIN`, revision 0015): its row says it all.
+Nor does it store what its rows keep (:mod:`store.holes`: how a load puts it back): where the
+first block of a message written as one item keeps a text of :data:`MIN_HOLE` characters or more
+in its ``text`` column (a text, a tool result's output) and the item holds that text as a JSON
+string, the document holds :data:`HOLE`'s string there instead and starts with another
+(:func:`hollow`, revision 0010). So do an OpenAI item's calls, each whole where it is what its
+block row says (revision 0016), else its arguments of that length (revision 0014), and the
+``data:`` URL of an image its block row and blob keep (revision 0016). An OpenAI item that is its
+role and its text alone, half of an agent's messages, is stored as an empty document
+(:data:`PLAIN`, revision 0015): its row says it all; so is a tool result of its call id and its
+text (revision 0016).
 
 Nor does a message's ``extras`` repeat a long string its document keeps (revision 0012,
 :mod:`store.kept_once`).
@@ -31,44 +31,22 @@ Nor does a message's ``extras`` repeat a long string its document keeps (revisio
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
-import sqlalchemy as sa
 
-from .chains import Chain, within
-from .codec import first_text, raw_arguments
+from .codec import first_text
 from .errors import ConvstoreError
 from .exactjson import has_nonfinite
 from .formats import FORMATS, NEEDS_CALL_IDS, Losses, read_marked
 from .formats._common import message_list
 from .formats._ids import missing_ids
+from .holes import (
+    CALL_LEADS, CONTENT as _CONTENT, HOLE, HOLE_JSON as _MARK, IMAGE, OPEN as _OPEN, PER_MESSAGE, PLAIN, PLAIN_ITEMS,
+    TOOL_ITEM, Stored, from_call, image_url, leads, parse, put)
 from .model import Message
-from .prepared import Prepared
-from .schema import BlockRow, MessageRow
 
-HOLE = "\x01"
-"""Where a document leaves its text out: the JSON string of this character stands in for it,
-and a string starting with it leads the document as an item of its own, HOLE followed by the
-key of the item that holds the text (empty when it is deeper), so a load puts each text in
-place without looking into the other items (:func:`hollow`, :func:`parse`)."""
-_MARK = '"\\u0001"'  # HOLE as orjson writes it
-_OPEN = _MARK[:-1]  # a string starting with HOLE: a document holding one keeps none
-_CONTENT = _OPEN + 'content",'  # the lead of a document whose item's "content" is left out
-_AFTER_CONTENT = len(_CONTENT)
-PLAIN = ""
-"""The document of an OpenAI message whose item is ``{"role": its role, "content": the text of its
-first block}`` (revision 0015): half of an agent's messages, whose rows say all their documents say.
-So is a tool result's ``{"role": "tool", "tool_call_id": its call id, "content": its text}``
-(revision 0016), both taken from its block row."""
-_PLAIN_ITEMS = {role: orjson.dumps({"role": role, "content": HOLE}).decode()
-                for role in ("system", "user", "assistant")}
-_TOOL_ITEM = orjson.dumps({"role": "tool", "tool_call_id": HOLE, "content": HOLE}).decode()
-_TOOL_KEYS = ["role", "tool_call_id", "content"]
-_PLAIN_LEADS = {role: _CONTENT + item for role, item in _PLAIN_ITEMS.items()}  # as stored before revision 0015
-_DECODER = json.JSONDecoder()
 MIN_HOLE = 64
 """The shortest text left out of a document: a shorter one costs a load more to fetch
 than it saves."""
@@ -76,11 +54,9 @@ MAX_DOC = 256 * 1024
 """The longest document kept (bytes of JSON): beyond it the JSON parse is the whole cost
 either way, and a row stays far below MariaDB's packet limit."""
 
-# Only writers with no state across messages qualify (openai, langchain): the others merge or reorder
-# messages, pair results with earlier calls, take names from them or number ids by position.
-_WRITERS = {name: fmt.write_message for name, fmt in FORMATS.items() if fmt.write_message is not None}
-PER_MESSAGE = frozenset(_WRITERS)
-"""The formats whose messages get a document."""
+_WRITERS = {name: FORMATS[name].write_message for name in PER_MESSAGE}
+_TOOL_KEYS = ["role", "tool_call_id", "content"]
+_PLAIN_LEADS = {role: _CONTENT + item for role, item in PLAIN_ITEMS.items()}  # as stored before revision 0015
 
 
 class Batch(list[Message]):
@@ -111,7 +87,7 @@ def read(data: Any, format: str) -> list[Message]:
 
 
 def _given(item: Any) -> str | None:
-    if len(item) == 2 and item.get("role") in _PLAIN_ITEMS and list(item) == _ROLE_CONTENT \
+    if len(item) == 2 and item.get("role") in PLAIN_ITEMS and list(item) == _ROLE_CONTENT \
             and (text := item["content"]).__class__ is str and text[:1] != HOLE:
         return PLAIN  # known without writing it: no JSON of its text made, nor searched
     if len(item) == 3 and item.get("role") == "tool" and list(item) == _TOOL_KEYS \
@@ -148,7 +124,8 @@ def hollow(doc: str | None, items: int, msg: Message, flat: bool = False) -> str
     """A document of ``items`` items as stored: where it holds one, and the text its
     message's first block row keeps (``codec.first_text``) is long enough and the item holds
     it as a JSON string, that string is :data:`HOLE`'s, and the document is led by another;
-    so are the arguments of an OpenAI item's calls (:func:`_call_holes`). A document holding
+    so are an OpenAI item's calls (:func:`_call_holes`) and its images' ``data:`` URLs
+    (:func:`_image_holes`). A document holding
     a string that starts with HOLE keeps none (a load would take it for a hole). ``flat``: the
     document is an input item ``Format.verbatim`` accepts; in an OpenAI one (objects only in
     its calls, none with a "content"), a ``"content":`` outside a string is the item's own key."""
@@ -163,22 +140,24 @@ def hollow(doc: str | None, items: int, msg: Message, flat: bool = False) -> str
     if not openai:
         return lead + hollowed
     calls, without = _call_holes(hollowed, msg)
-    if not calls and msg.role in _PLAIN_ITEMS and _plain(lead + hollowed, msg):
+    images, without = _image_holes(without, msg)
+    if not calls and not images and msg.role in PLAIN_ITEMS and _plain(lead + hollowed, msg):
         return PLAIN
-    # A written item may hold more objects than its calls (extras): it is checked by reading it back.
-    if calls and not flat and not _reads_back(lead + calls + without, msg, doc):
+    # A written item may hold more objects than its calls (extras), and the URL of an image in another part
+    # than its block's position: it is checked by reading it back.
+    if (calls and not flat or images) and not _reads_back(lead + calls + images + without, msg, doc):
         return lead + hollowed
-    return lead + calls + without
+    return lead + calls + images + without
 
 
-def _plain(stored: str, msg: Message) -> bool:
+def _plain(kept: str, msg: Message) -> bool:
     """Whether a message's stored document is ``{"role": its role, "content": the text of its first
     block}`` (see :data:`PLAIN`): led by the text's lead, or holding a short text itself."""
-    if stored[:1] == '"':
-        return stored == _PLAIN_LEADS[msg.role]
+    if kept[:1] == '"':
+        return kept == _PLAIN_LEADS[msg.role]
     text = first_text(msg)
     try:
-        return text is not None and stored == orjson.dumps({"role": msg.role, "content": text}).decode()
+        return text is not None and kept == orjson.dumps({"role": msg.role, "content": text}).decode()
     except orjson.JSONEncodeError:  # a lone surrogate: no document holds it either
         return False
 
@@ -196,46 +175,37 @@ def _plain_tool(doc: str, msg: Message) -> bool:
         return False
 
 
-def _reads_back(stored: str, msg: Message, doc: str) -> bool:
+def _reads_back(kept: str, msg: Message, doc: str) -> bool:
     """Whether a load reads ``doc``'s items from its stored form."""
     try:
-        return restore([stored], [msg]) == orjson.loads("[" + doc + "]")
+        return restore([kept], [msg]) == orjson.loads("[" + doc + "]")
     except (LookupError, TypeError, ValueError):  # a hole where no call's arguments are
         return False
 
 
-def restore(stored: Sequence[str], msgs: Sequence[Message]) -> list[Any]:
+def restore(kept: Sequence[str], msgs: Sequence[Message]) -> list[Any]:
     """The items a load reads from the stored documents of ``msgs`` (what their rows keep
     taken from the messages themselves)."""
     found = Stored([], [])
-    for index, (doc, msg) in enumerate(zip(stored, msgs)):
+    for index, (doc, msg) in enumerate(zip(kept, msgs)):
         if not doc and msg.role == "tool":
-            found.docs.append(_TOOL_ITEM)
+            found.docs.append(TOOL_ITEM)
             found.holes.extend([(index, "tool_call_id", msg.content[0].call_id), (index, "content", first_text(msg))])
             continue
         doc = doc or _PLAIN_LEADS[msg.role]
         keys, end = leads(doc)
         calls = [block for block in msg.content if block.kind == "tool_call"]
         found.docs.append(doc[end:])
-        found.holes.extend((index, key, _from_call(key, calls[int(key[1:])]) if key[:1] in _CALL_LEADS
-                            else first_text(msg)) for key in keys)
+        found.holes.extend((index, key, _restored(key, msg, calls)) for key in keys)
     return parse(found)
 
 
-_CALL_LEADS = ("@", "#")  # a call's arguments (revision 0014), a whole call (revision 0016)
-
-
-def _from_call(key: str, call: Any) -> Any:
-    """What a call's lead ``key`` takes from the call (a block, or its block row's
-    ``(call_id, tool_name, payload)``)."""
-    if isinstance(call, tuple):
-        call_id, name, payload = call
-        raw = raw_arguments(payload or {})
-    else:
-        call_id, name, raw = call.call_id, call.name, call.arguments_raw
-    if key[0] == "@" or raw is None:
-        return raw
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": raw}}
+def _restored(key: str, msg: Message, calls: list[Any]) -> Any:
+    """What a lead ``key`` of the message's document takes from the message."""
+    if key[:2] == IMAGE:
+        block = msg.content[int(key[2:])]
+        return image_url(block.media_type, block.data) if block.kind == "image" and block.data is not None else None
+    return from_call(key, calls[int(key[1:])]) if key[:1] in CALL_LEADS else first_text(msg)
 
 
 def _text_hole(doc: str, msg: Message, verbatim_openai: bool) -> tuple[str, str]:
@@ -258,8 +228,8 @@ def _text_hole(doc: str, msg: Message, verbatim_openai: bool) -> tuple[str, str]
         parsed = orjson.loads("[" + hollowed + "]")
     except orjson.JSONDecodeError:
         return "", doc
-    if len(parsed) != 1 or not isinstance(parsed[0], dict) or (key := _put(parsed[0], HOLE)) is None \
-            or key[:1] in _CALL_LEADS:  # a call's lead
+    if len(parsed) != 1 or not isinstance(parsed[0], dict) or (key := put(parsed[0], HOLE)) is None \
+            or key[:1] in CALL_LEADS:  # a call's lead
         return "", doc
     return orjson.dumps(HOLE + key).decode() + ",", hollowed
 
@@ -303,6 +273,22 @@ def _call_holes(doc: str, msg: Message) -> tuple[str, str]:
     return "".join(leads), "".join(parts)
 
 
+def _image_holes(doc: str, msg: Message) -> tuple[str, str]:
+    """The leads (with their commas) and the document without the ``data:`` URLs of its images
+    that their block rows and blobs keep (revision 0016): ``#uk`` for the image at position k,
+    in the k-th part of the item's content (checked by reading the document back). A URL found
+    more than once stays."""
+    leads = []
+    for position, block in enumerate(msg.content):
+        if block.kind != "image" or block.data is None:
+            continue
+        url = '"url":' + orjson.dumps(image_url(block.media_type, block.data)).decode()
+        if doc.count(url) == 1:
+            doc = doc.replace(url, '"url":' + _MARK)
+            leads.append(f'{_OPEN}{IMAGE}{position}",')
+    return "".join(leads), doc
+
+
 def _whole_calls(doc: str, blocks: Sequence[Any]) -> tuple[str, str] | None:
     """``_call_holes`` where the document's ``"tool_calls"`` are the calls' objects as the block
     rows make them, in order and nothing else (a key outside a string is unescaped: found, it is
@@ -310,7 +296,7 @@ def _whole_calls(doc: str, blocks: Sequence[Any]) -> tuple[str, str] | None:
     if any(block.arguments_raw is None for block in blocks):
         return None
     try:
-        objects = [orjson.dumps(_from_call("#", block)) for block in blocks]
+        objects = [orjson.dumps(from_call("#", block)) for block in blocks]
     except orjson.JSONEncodeError:  # a lone surrogate: no document holds it either
         return None
     head, found, tail = doc.partition('"tool_calls":[' + b",".join(objects).decode() + "]")
@@ -318,27 +304,6 @@ def _whole_calls(doc: str, blocks: Sequence[Any]) -> tuple[str, str] | None:
         return None
     leads = "".join(f'{_OPEN}#{k}",' for k in range(len(blocks)))
     return leads, head + '"tool_calls":[' + ",".join([_MARK] * len(blocks)) + "]" + tail
-
-
-def _put(value: Any, text: str) -> str | None:
-    """Put ``text`` in place of the one string HOLE in ``value``: the key that held it
-    where ``value`` is an object holding it itself, "" where it was deeper, None where
-    there was none."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if item == HOLE:
-                value[key] = text
-                return key
-        inner = value.values()
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            if item == HOLE:
-                value[index] = text
-                return ""
-        inner = value
-    else:
-        return None
-    return next(("" for item in inner if isinstance(item, (dict, list)) and _put(item, text) is not None), None)
 
 
 def _document(msg: Message, index: int, sinks: dict[str, Losses]) -> tuple[str | None, int]:
@@ -360,133 +325,3 @@ def _document(msg: Message, index: int, sinks: dict[str, Losses]) -> tuple[str |
     if len(losses) != reported or data == b"[]" or len(data) > MAX_DOC or (b"null" in data and has_nonfinite(items)):
         return None, 0
     return data[1:-1].decode(), len(items)
-
-
-_m, _b = MessageRow.__table__, BlockRow.__table__
-_DOCUMENTS = Prepared(sa.select(_m.c.seq, _m.c.doc, _m.c.text, _m.c.role).where(
-    _m.c.conversation_id == sa.bindparam("cid"), _m.c.seq >= sa.bindparam("start"), _m.c.seq < sa.bindparam("stop"),
-    _m.c.source_format == sa.bindparam("fmt"), _m.c.doc.is_not(None)).order_by(_m.c.seq))
-_BLOCKS = Prepared(sa.select(  # a call's payload only: a result's is not parsed for nothing
-    _b.c.seq, _b.c.position, _b.c.kind, _b.c.text, _b.c.call_id, _b.c.tool_name,
-    sa.case((_b.c.kind == sa.literal_column("'tool_call'"), _b.c.payload)).label("call")).where(
-    _b.c.conversation_id == sa.bindparam("cid"), _b.c.seq >= sa.bindparam("start"), _b.c.seq < sa.bindparam("stop"),
-    sa.or_(_b.c.position == sa.literal_column("0"), _b.c.kind == sa.literal_column("'tool_call'"))
-).order_by(_b.c.seq, _b.c.position))
-
-
-class Stored(NamedTuple):
-    """A range's documents without their leads, and their holes: (the document's index,
-    the key its lead names, the string or the call object it takes)."""
-
-    docs: list[str]
-    holes: list[tuple[int, str, Any]]
-
-
-def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str, source_format: str | None,
-           count: int) -> Stored | None:
-    """The documents in ``target`` of the messages with ``start <= seq < stop`` of a
-    conversation of ``count`` messages stored as ``source_format`` (``chain``: where its rows
-    are), and the texts they leave out (a text in its message row, or in its first block row
-    before revision 0013; a call's arguments in its block row): per segment of ``chain`` one
-    statement, and one more where a document left out what its message row does not hold;
-    None when one of them has none (none is read when the formats tell so already)."""
-    if target not in PER_MESSAGE or source_format not in (target, None):
-        return None
-    found = Stored([], [])
-    for owner, lo, hi in within(chain, start, min(stop, count)):
-        rows = _DOCUMENTS.run(conn, cid=owner, start=lo, stop=hi, fmt=target)
-        if len(rows) != hi - lo:
-            return None
-        docs, holes, wanted = found.docs, found.holes, []  # wanted: (hole, seq, what block rows keep)
-        for seq, doc, text, role in rows:
-            if not doc:  # PLAIN: the item is its role and its text (a result: and its call id)
-                if role == "tool":
-                    wanted.append((len(holes), seq, _CALL_ID))
-                    holes.append((len(docs), "tool_call_id", None))
-                    item = _TOOL_ITEM
-                elif role in _PLAIN_ITEMS:
-                    item = _PLAIN_ITEMS[role]
-                else:
-                    return None  # never so: the canonical path
-            elif doc[:7] != _OPEN:  # no lead: a whole document
-                docs.append(doc)
-                continue
-            elif doc.startswith(_CONTENT) and doc[_AFTER_CONTENT] != '"':  # most documents: one lead, "content"
-                item = doc[_AFTER_CONTENT:]
-            else:
-                keys, end = leads(doc)
-                for key in keys:
-                    if key[:1] in _CALL_LEADS:
-                        wanted.append((len(holes), seq, key))
-                    elif text is None:
-                        wanted.append((len(holes), seq, _TEXT))
-                    holes.append((len(docs), key, text))
-                docs.append(doc[end:])
-                continue
-            if text is None:  # in its first block row: a tool result's, or stored before revision 0013
-                wanted.append((len(holes), seq, _TEXT))
-            holes.append((len(docs), "content", text))
-            docs.append(item)
-        if wanted and not _from_blocks(conn, owner, holes, wanted):
-            return None
-    return found
-
-
-_TEXT, _CALL_ID = "", "id"  # what a hole takes from its message's first block row (else a call's lead)
-
-
-def _from_blocks(conn: sa.Connection, owner: str, holes: list[tuple[int, str, Any]],
-                 wanted: list[tuple[int, int, str]]) -> bool:
-    """Fill each wanted hole ``(index in holes, seq, what)``: the text or the call id of the first
-    block of message ``seq``, or what a lead ``@k`` / ``#k`` takes from its k-th call; False where
-    one is missing (never so: a document and its blocks are written and removed together), for
-    the canonical path."""
-    firsts: dict[int, tuple[str | None, str | None]] = {}
-    calls: dict[int, list[tuple[str, str, Any]]] = {}
-    for seq, position, kind, text, call_id, name, payload in _BLOCKS.run(
-            conn, cid=owner, start=wanted[0][1], stop=wanted[-1][1] + 1):
-        if position == 0:
-            firsts[seq] = (text, call_id)
-        if kind == "tool_call":
-            calls.setdefault(seq, []).append((call_id, name, payload))
-    for h, seq, what in wanted:
-        index, key, _ = holes[h]
-        if what[:1] in _CALL_LEADS:
-            those = calls.get(seq) or ()
-            value = _from_call(what, those[k]) if (k := int(what[1:])) < len(those) else None
-        else:
-            value = (firsts.get(seq) or (None, None))[what == _CALL_ID]
-        if value is None:
-            return False
-        holes[h] = (index, key, value)
-    return True
-
-
-def leads(doc: str) -> tuple[list[str], int]:
-    """The keys named by a document's leads (a key of its item, "" for a text deeper in it,
-    ``@`` and the index of a call whose arguments it leaves out), and where its item begins."""
-    keys, at = [], 0
-    while doc.startswith(_OPEN, at):
-        end = doc.index('",', at)  # a quote inside a string is escaped: then the key is read as JSON
-        if "\\" in (key := doc[at + len(_OPEN):end]):  # escapes: decoded, up to the string's true end
-            lead, after = _DECODER.raw_decode(doc, at)
-            key, end = lead[1:], after - 1
-        keys.append(key)
-        at = end + 2
-    return keys, at
-
-
-def parse(found: Stored) -> list[Any]:
-    """The items of consecutive messages' documents, in order, with their holes filled."""
-    per_doc = orjson.loads("[[" + "],[".join(found.docs) + "]]")  # a document with a hole is one item
-    for index, key, text in found.holes:
-        item = per_doc[index][0]
-        if key[:1] == "@":
-            item["tool_calls"][int(key[1:])]["function"]["arguments"] = text
-        elif key[:1] == "#":
-            item["tool_calls"][int(key[1:])] = text
-        elif key:
-            item[key] = text
-        else:
-            _put(item, text)
-    return [item for items in per_doc for item in items]

@@ -16,7 +16,8 @@ import orjson
 import sqlalchemy as sa
 
 from .codec import MESSAGE_COLUMNS
-from .docs import HOLE, MIN_HOLE, leads
+from .docs import MIN_HOLE
+from .holes import HOLE, leads
 from .schema import MessageRow
 
 _m = MessageRow.__table__

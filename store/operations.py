@@ -20,7 +20,7 @@ from typing import Any, NamedTuple, TypeVar
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict
 
-from . import docs, fulltext, rows
+from . import fulltext, holes, rows
 from .chains import END as _END, Chain, chain_for, chain_of, within
 from .codec import blob_refs, from_utc
 from .errors import ConversationNotFoundError, InputError, SharedHistoryError
@@ -423,9 +423,9 @@ def _read_range(conn: sa.Connection, found: ConversationInfo | Located, target: 
     """The messages with ``start <= seq < stop``: their stored documents in ``target`` parsed
     when each has one, else the canonical messages."""
     chain = chain_for(conn, found.id, found.parent_id)
-    texts = docs.stored(conn, chain, start, stop, target, found.source_format, found.message_count)
+    texts = holes.stored(conn, chain, start, stop, target, found.source_format, found.message_count)
     if texts is not None:
-        return docs.parse(texts), []
+        return holes.parse(texts), []
     return None, _messages(conn, found.id, start, windowed=windowed, stop=stop, chain=chain)
 
 

@@ -1,20 +1,21 @@
-"""An OpenAI tool result and an assistant's calls are no longer written in documents.
+"""OpenAI documents no longer hold a tool result, an assistant's calls or an image's bytes.
 
 A tool result ``{"role": "tool", "tool_call_id": "...", "content": "..."}`` says no more than its
 block row (its call id and its text): its document is now empty, as revision 0015 made it for an
 item of its role and its text (``store.docs.PLAIN``). An assistant item's ``"tool_calls"``, each
 ``{"id", "type": "function", "function": {"name", "arguments"}}``, say no more than the calls'
-block rows: each is ``"\\u0001"`` in the document, led by ``"\\u0001#k"`` (k: the call's index),
-and a load makes it from the row. No table changes.
+block rows: each is ``"\\u0001"`` in the document, led by ``"\\u0001#k"`` (k: the call's index).
+The ``data:`` URL of an image in the k-th part of a message's content, whose block row and blob
+keep its bytes, is ``"\\u0001"`` too, led by ``"\\u0001#uk"``. A load makes them from the rows
+(``store.holes``). No table changes.
 
-The upgrade rewrites the documents of OpenAI tool results and calls so, where they are what the
-block rows say, and puts back the text of a document led by ``"\\u0001#"`` for a text under a key
-starting with ``#``, which a load would now take for a call's lead (none is led so since; such a
-document is not set aside: its message's ``extras`` may take values from it, revision 0012). The
-downgrade writes the documents revision 0015 reads: a tool result's led by its text's lead, and
-each call whole again, its arguments of 64 characters or more left to its block row (revision
-0014's lead). Both go by keyset pages of the messages they may change, and can run again to the
-same end.
+The upgrade rewrites the OpenAI documents so where they are what the rows say, and puts back the
+text of a document led by ``"\\u0001#"`` for a text under a key starting with ``#``, which a load
+would now take for a call's lead (none is led so since; such a document is not set aside: its
+message's ``extras`` may take values from it, revision 0012). The downgrade writes the documents
+revision 0015 reads: a tool result's led by its text's lead, each call whole again, its arguments
+of 64 characters or more left to its block row (revision 0014's lead), each image's URL in place.
+Both go by keyset pages of the messages they may change, and can run again to the same end.
 
 Revision ID: 0016
 Revises: 0015
@@ -22,9 +23,10 @@ Revises: 0015
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 import sqlalchemy as sa
@@ -38,68 +40,43 @@ MARK = "\U000f0000"  # how convstore's columns keep a string holding NUL on Post
 MIN_HOLE = 64
 PAGE = 1000
 _m = sa.table("messages", sa.column("conversation_id"), sa.column("seq"), sa.column("role"), sa.column("doc"),
-             sa.column("source_format"), sa.column("text"))
+              sa.column("source_format"), sa.column("text"))
 _b = sa.table("blocks", sa.column("conversation_id"), sa.column("seq"), sa.column("position"), sa.column("kind"),
-              sa.column("call_id"), sa.column("tool_name"), sa.column("payload"), sa.column("text"))
+              sa.column("call_id"), sa.column("tool_name"), sa.column("payload"), sa.column("text"),
+              sa.column("media_type"), sa.column("blob_sha256"))
+_blobs = sa.table("blobs", sa.column("conversation_id"), sa.column("sha256"), sa.column("data"))
+
+
+class Row(NamedTuple):
+    """A message whose document may change: its role, text column and block rows, and its blobs' reader."""
+
+    role: str
+    text: str | None
+    blocks: list[tuple[Any, ...]]  # (kind, call_id, tool_name, payload, text, media_type, blob_sha256)
+    blob: Callable[[str], bytes | None]
 
 
 def upgrade() -> None:
-    openai = sa.and_(_m.c.source_format == "openai", sa.or_(_m.c.role == "tool", _m.c.doc.contains('"tool_calls":[')))
+    openai = sa.and_(_m.c.source_format == "openai", sa.or_(
+        _m.c.role == "tool", _m.c.doc.contains('"tool_calls":['), _m.c.doc.contains('"url":"data:')))
     _rewrite(sa.or_(_m.c.doc.contains("0001#"), openai), _new)
-
-
-def _new(doc: str, role: str, text: str | None, blocks: list[tuple[Any, ...]]) -> str | None:
-    """The document as this revision writes it (as it was where it is not one of those it changes)."""
-    values = orjson.loads("[" + doc + "]")
-    if _hash_leads(doc, values):
-        return _text_put_back(values, text, blocks)
-    leads, item = values[:-1], values[-1]
-    if not isinstance(item, dict) or any(not isinstance(lead, str) or lead[:1] != HOLE for lead in leads):
-        return doc  # several items: no lead
-    kind, call_id, _, _, text = blocks[0] if blocks else (None,) * 5
-    if role == "tool" and kind == "tool_result" and list(item) == ["role", "tool_call_id", "content"] \
-            and item["role"] == "tool" and item["tool_call_id"] == _text(call_id) and _text(text) is not None \
-            and (leads, item["content"]) in (([HOLE + "content"], HOLE), ([], _text(text))):
-        return ""
-    calls = [(_text(c), _text(n), _raw(p)) for k, c, n, p, _ in blocks if k == "tool_call"]
-    stored = item.get("tool_calls")
-    if not calls or not isinstance(stored, list) or len(stored) != len(calls):
-        return doc
-    for k, ((call_id, name, raw), call) in enumerate(zip(calls, stored)):
-        arguments = HOLE if f"{HOLE}@{k}" in leads else raw
-        if raw is None or call != {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}} \
-                or list(call) != ["id", "type", "function"] or list(call["function"]) != ["name", "arguments"]:
-            return doc
-    item["tool_calls"] = [HOLE] * len(calls)
-    kept = [lead for lead in leads if lead[1:2] != "@"] + [f"{HOLE}#{k}" for k in range(len(calls))]
-    return ",".join(orjson.dumps(v).decode() for v in [*kept, item])
 
 
 def downgrade() -> None:
     _rewrite(sa.or_(_m.c.doc.contains("0001#"), sa.and_(_m.c.doc == "", _m.c.role == "tool")), _old)
 
 
-def _text_put_back(values: list[Any], text: str | None, blocks: list[tuple[Any, ...]]) -> str | None:
-    """A document led by a text's key starting with ``#`` as it was before a lead took its text out
-    (its message's ``extras`` may take values from it: it is not set aside)."""
-    text = _text(text if text is not None else blocks[0][4] if blocks else None)
-    leads, item = values[:-1], values[-1]
-    if text is None or len(leads) != 1 or not isinstance(item, dict) or item.get(leads[0][1:]) != HOLE:
-        return None  # never so: revision 0015 led such a document by that text alone
-    item[leads[0][1:]] = text
-    return orjson.dumps(item).decode()
-
-
-def _rewrite(where: Any, rewrite: Callable[[str, str, str | None, list[tuple[Any, ...]]], str | None]) -> None:
-    """Each document ``where`` holds, as ``rewrite(doc, role, text, block rows)`` gives it back."""
+def _rewrite(where: Any, rewrite: Callable[[str, Row], str | None]) -> None:
+    """Each document ``where`` holds, as ``rewrite(doc, row)`` gives it back."""
     bind = op.get_bind()
     first = (sa.select(_m.c.conversation_id, _m.c.seq, _m.c.role, _m.c.doc, _m.c.text)
-             .where(_m.c.doc.is_not(None), where)
-             .order_by(_m.c.conversation_id, _m.c.seq).limit(PAGE))
+             .where(_m.c.doc.is_not(None), where).order_by(_m.c.conversation_id, _m.c.seq).limit(PAGE))
     after = first.where(sa.tuple_(_m.c.conversation_id, _m.c.seq) > sa.tuple_(sa.bindparam("c"), sa.bindparam("s")))
-    blocks = (sa.select(_b.c.kind, _b.c.call_id, _b.c.tool_name, _b.c.payload, _b.c.text)
-              .where(_b.c.conversation_id == sa.bindparam("c"), _b.c.seq == sa.bindparam("s"))
-              .order_by(_b.c.position))
+    blocks = (sa.select(_b.c.kind, _b.c.call_id, _b.c.tool_name, _b.c.payload, _b.c.text, _b.c.media_type,
+                        _b.c.blob_sha256)
+              .where(_b.c.conversation_id == sa.bindparam("c"), _b.c.seq == sa.bindparam("s")).order_by(_b.c.position))
+    blob = sa.select(_blobs.c.data).where(_blobs.c.conversation_id == sa.bindparam("c"),
+                                          _blobs.c.sha256 == sa.bindparam("h"))
     put = (_m.update().where(_m.c.conversation_id == sa.bindparam("c"), _m.c.seq == sa.bindparam("s"))
            .values(doc=sa.bindparam("d")))
     rows = bind.execute(first).all()
@@ -107,52 +84,121 @@ def _rewrite(where: Any, rewrite: Callable[[str, str, str | None, list[tuple[Any
         updates = []
         for cid, seq, role, doc, text in rows:
             found = [tuple(row) for row in bind.execute(blocks, {"c": cid, "s": seq})]
-            if (new := rewrite(doc, role, text, found)) != doc:
+            row = Row(role, _text(text), found, lambda sha, cid=cid: bind.execute(blob, {"c": cid, "h": sha}).scalar())
+            if (new := rewrite(doc, row)) != doc:
                 updates.append({"c": cid, "s": seq, "d": new})
         if updates:
             bind.execute(put, updates)
         rows = bind.execute(after, {"c": rows[-1][0], "s": rows[-1][1]}).all()
 
 
-def _call_leads(doc: str) -> tuple[list[Any], list[int]]:
-    """A document's values (its leads, then its item), and the calls its leads ``#k`` name."""
+def _new(doc: str, row: Row) -> str | None:
+    """The document as this revision writes it (as it was where it is not one of those it changes)."""
     values = orjson.loads("[" + doc + "]")
-    return values, [int(lead[2:]) if lead[2:].isdigit() else -1 for lead in _hash_leads(doc, values)]
+    leads, item = values[:-1], values[-1]
+    if _hash_leads(values):
+        return _text_put_back(leads, item, row)
+    if not isinstance(item, dict) or any(not isinstance(lead, str) or lead[:1] != HOLE for lead in leads):
+        return doc  # several items: no lead
+    kind, call_id, _, _, text, _, _ = row.blocks[0] if row.blocks else (None,) * 7
+    if row.role == "tool" and kind == "tool_result" and list(item) == ["role", "tool_call_id", "content"] \
+            and item["role"] == "tool" and item["tool_call_id"] == _text(call_id) and _text(text) is not None \
+            and (leads, item["content"]) in (([HOLE + "content"], HOLE), ([], _text(text))):
+        return ""
+    added = _calls_left_out(leads, item, row) + _images_left_out(doc, item, row)
+    if not added:
+        return doc
+    kept = [lead for lead in leads if lead[1:2] != "@" or f"{HOLE}#{lead[2:]}" not in added]
+    return ",".join(orjson.dumps(v).decode() for v in [*kept, *added, item])
 
 
-def _hash_leads(doc: str, values: list[Any] | None = None) -> list[str]:
-    """The leads of a document that start with ``#`` (after HOLE)."""
-    values = orjson.loads("[" + doc + "]") if values is None else values
+def _calls_left_out(leads: list[str], item: dict[str, Any], row: Row) -> list[str]:
+    """Leave the item's calls out where each is what its block row says: their leads."""
+    calls = [(_text(c), _text(n), _raw(p)) for k, c, n, p, *_ in row.blocks if k == "tool_call"]
+    stored = item.get("tool_calls")
+    if not calls or not isinstance(stored, list) or len(stored) != len(calls):
+        return []
+    for k, ((call_id, name, raw), call) in enumerate(zip(calls, stored)):
+        arguments = HOLE if f"{HOLE}@{k}" in leads else raw
+        if raw is None or call != {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}} \
+                or list(call) != ["id", "type", "function"] or list(call["function"]) != ["name", "arguments"]:
+            return []
+    item["tool_calls"] = [HOLE] * len(calls)
+    return [f"{HOLE}#{k}" for k in range(len(calls))]
+
+
+def _images_left_out(doc: str, item: dict[str, Any], row: Row) -> list[str]:
+    """Leave out the ``data:`` URL of each image in the content part of its block's position, found
+    once in the document: their leads."""
+    content, leads = item.get("content"), []
+    for position, (kind, *_, media_type, sha) in enumerate(row.blocks):
+        if kind != "image" or sha is None or not isinstance(content, list) or position >= len(content):
+            continue
+        part = content[position]
+        url = _url(media_type, row.blob(sha))
+        if isinstance(part, dict) and isinstance(image := part.get("image_url"), dict) and image.get("url") == url \
+                and url is not None and doc.count('"url":' + orjson.dumps(url).decode()) == 1:
+            image["url"] = HOLE
+            leads.append(f"{HOLE}#u{position}")
+    return leads
+
+
+def _text_put_back(leads: list[Any], item: Any, row: Row) -> str | None:
+    """A document led by a text's key starting with ``#`` as it was before a lead took its text out
+    (its message's ``extras`` may take values from it: it is not set aside)."""
+    text = row.text if row.text is not None else _text(row.blocks[0][4]) if row.blocks else None
+    if text is None or len(leads) != 1 or not isinstance(item, dict) or item.get(leads[0][1:]) != HOLE:
+        return None  # never so: revision 0015 led such a document by that text alone
+    item[leads[0][1:]] = text
+    return orjson.dumps(item).decode()
+
+
+def _hash_leads(values: list[Any]) -> list[str]:
+    """The leads of a document (parsed) that start with ``#`` (after HOLE)."""
     return [v for v in values[:-1] if isinstance(v, str) and v[:2] == HOLE + "#"]
 
 
-def _old(doc: str, role: str, _text_column: str | None, blocks: list[tuple[Any, ...]]) -> str | None:
+def _old(doc: str, row: Row) -> str | None:
     """The document as revision 0015 writes it; None where it cannot be (the canonical path)."""
-    if doc == "" and role == "tool":
-        call_id = _text(blocks[0][1]) if blocks else None
+    if doc == "" and row.role == "tool":
+        call_id = _text(row.blocks[0][1]) if row.blocks else None
         if call_id is None:
             return None
         return ",".join(orjson.dumps(v).decode() for v in (HOLE + "content", {
             "role": "tool", "tool_call_id": call_id, "content": HOLE}))
-    values, wanted = _call_leads(doc)
+    values = orjson.loads("[" + doc + "]")
+    wanted = _hash_leads(values)
     if not wanted:
         return doc
-    calls = [(_text(call_id), _text(name), _raw(payload)) for kind, call_id, name, payload, _ in blocks
-             if kind == "tool_call"]
     leads, item = [v for v in values[:-1] if v[1:2] != "#"], values[-1]
-    for k in wanted:
-        if not 0 <= k < len(calls) or None in calls[k]:
+    calls = [(_text(c), _text(n), _raw(p)) for k, c, n, p, *_ in row.blocks if k == "tool_call"]
+    for lead in wanted:
+        if lead[2:3] == "u" and lead[3:].isdigit() and int(lead[3:]) < len(row.blocks):
+            *_, media_type, sha = row.blocks[int(lead[3:])]
+            url = None if sha is None else _url(media_type, row.blob(sha))
+            if url is None:
+                return None
+            item["content"][int(lead[3:])]["image_url"]["url"] = url
+        elif lead[2:].isdigit() and int(lead[2:]) < len(calls) and None not in calls[k := int(lead[2:])]:
+            call_id, name, raw = calls[k]
+            if len(raw) >= MIN_HOLE:
+                leads.append(f"{HOLE}@{k}")
+            item["tool_calls"][k] = {"id": call_id, "type": "function",
+                                     "function": {"name": name, "arguments": HOLE if len(raw) >= MIN_HOLE else raw}}
+        else:
             return None
-        call_id, name, raw = calls[k]
-        if len(raw) >= MIN_HOLE:
-            leads.append(f"{HOLE}@{k}")
-        item["tool_calls"][k] = {"id": call_id, "type": "function",
-                                 "function": {"name": name, "arguments": HOLE if len(raw) >= MIN_HOLE else raw}}
     return ",".join(orjson.dumps(v).decode() for v in [*leads, item])
 
 
+def _url(media_type: str | None, data: bytes | None) -> str | None:
+    """An image's ``data:`` URL as the OpenAI writer makes it."""
+    if data is None:
+        return None
+    return f"data:{_text(media_type) or 'application/octet-stream'};base64,{base64.b64encode(bytes(data)).decode()}"
+
+
 def _text(value: str | None) -> str | None:
-    """A name column's string as convstore wrote it (on PostgreSQL, one holding NUL is MARK + JSON)."""
+    """A string column's value as convstore wrote it (on PostgreSQL, one holding NUL is MARK + JSON)."""
     return json.loads(value[len(MARK):]) if isinstance(value, str) and value.startswith(MARK) else value
 
 

@@ -1,0 +1,247 @@
+"""What a stored document leaves out, and how a load puts it back (``store.docs`` writes them).
+
+A document (``messages.doc``) leaves out what the message's rows keep: the JSON string of
+:data:`HOLE` stands in for it, and a string starting with HOLE leads the document as an item of its
+own, naming what fills it: a key of the item for the text of the message's first block (revision
+0010; "" where it is deeper), ``@k`` for the arguments of the item's k-th call (revision 0014),
+``#k`` for its k-th call whole (revision 0016), ``#uk`` for the ``data:`` URL of the image in its
+k-th content part (revision 0016). An empty document (:data:`PLAIN`) is an item its row says all of.
+A load reads the documents of a range (:func:`stored`), takes what they leave out from the message
+rows and, where needed, the block rows (one range scan) and blobs, and parses them all in one call
+(:func:`parse`): no text is encoded or parsed as JSON on the way.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple
+
+import orjson
+import sqlalchemy as sa
+
+from .chains import Chain, within
+from .codec import raw_arguments
+from .formats import FORMATS
+from .formats._common import data_uri
+from .prepared import Prepared
+from .schema import BlobRow, BlockRow, MessageRow
+
+HOLE = "\x01"
+"""What a document holds in place of what it leaves out (as a JSON string), and what its leads
+start with."""
+HOLE_JSON = '"\\u0001"'  # HOLE as orjson writes it
+OPEN = HOLE_JSON[:-1]  # a string starting with HOLE: a document holding one keeps none
+CONTENT = OPEN + 'content",'  # the lead of a document whose item's "content" is left out
+_AFTER_CONTENT = len(CONTENT)
+PLAIN = ""
+"""The document of an OpenAI message whose item is ``{"role": its role, "content": the text of its
+first block}`` (revision 0015): half of an agent's messages, whose rows say all their documents say.
+So is a tool result's ``{"role": "tool", "tool_call_id": its call id, "content": its text}``
+(revision 0016), both taken from its block row."""
+PLAIN_ITEMS = {role: orjson.dumps({"role": role, "content": HOLE}).decode() for role in ("system", "user", "assistant")}
+TOOL_ITEM = orjson.dumps({"role": "tool", "tool_call_id": HOLE, "content": HOLE}).decode()
+CALL_LEADS = ("@", "#")  # a call's arguments (revision 0014), a whole call or an image's URL (revision 0016)
+IMAGE = "#u"
+_DECODER = json.JSONDecoder()
+
+# Only writers with no state across messages qualify (openai, langchain): the others merge or reorder
+# messages, pair results with earlier calls, take names from them or number ids by position.
+PER_MESSAGE = frozenset(name for name, fmt in FORMATS.items() if fmt.write_message is not None)
+"""The formats whose messages get a document."""
+
+
+def from_call(key: str, call: Any) -> Any:
+    """What a call's lead ``key`` takes from the call (a block, or its block row's
+    ``(call_id, tool_name, payload)``)."""
+    if isinstance(call, tuple):
+        call_id, name, payload = call
+        raw = raw_arguments(payload or {})
+    else:
+        call_id, name, raw = call.call_id, call.name, call.arguments_raw
+    if key[0] == "@" or raw is None:
+        return raw
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": raw}}
+
+
+def image_url(media_type: str | None, data: bytes) -> str:
+    """What a lead ``#uk`` takes: the image's ``data:`` URL, as the OpenAI writer makes it."""
+    return data_uri(media_type, data)
+
+
+def put(value: Any, text: str) -> str | None:
+    """Put ``text`` in place of the one string HOLE in ``value``: the key that held it
+    where ``value`` is an object holding it itself, "" where it was deeper, None where
+    there was none."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if item == HOLE:
+                value[key] = text
+                return key
+        inner = value.values()
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if item == HOLE:
+                value[index] = text
+                return ""
+        inner = value
+    else:
+        return None
+    return next(("" for item in inner if isinstance(item, (dict, list)) and put(item, text) is not None), None)
+
+
+_m, _b, _blobs = MessageRow.__table__, BlockRow.__table__, BlobRow.__table__
+_DOCUMENTS = Prepared(sa.select(_m.c.seq, _m.c.doc, _m.c.text, _m.c.role).where(
+    _m.c.conversation_id == sa.bindparam("cid"), _m.c.seq >= sa.bindparam("start"), _m.c.seq < sa.bindparam("stop"),
+    _m.c.source_format == sa.bindparam("fmt"), _m.c.doc.is_not(None)).order_by(_m.c.seq))
+_BLOCKS = Prepared(sa.select(  # a call's payload only: a result's is not parsed for nothing
+    _b.c.seq, _b.c.position, _b.c.kind, _b.c.text, _b.c.call_id, _b.c.tool_name, _b.c.media_type, _b.c.blob_sha256,
+    sa.case((_b.c.kind == sa.literal_column("'tool_call'"), _b.c.payload)).label("call")).where(
+    _b.c.conversation_id == sa.bindparam("cid"), _b.c.seq >= sa.bindparam("start"), _b.c.seq < sa.bindparam("stop"),
+    sa.or_(_b.c.position == sa.literal_column("0"), _b.c.kind == sa.literal_column("'tool_call'"),
+           _b.c.blob_sha256.is_not(None))
+).order_by(_b.c.seq, _b.c.position))
+
+
+class Stored(NamedTuple):
+    """A range's documents without their leads, and their holes: (the document's index,
+    the key its lead names, the string or the call object it takes)."""
+
+    docs: list[str]
+    holes: list[tuple[int, str, Any]]
+
+
+def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str, source_format: str | None,
+           count: int) -> Stored | None:
+    """The documents in ``target`` of the messages with ``start <= seq < stop`` of a
+    conversation of ``count`` messages stored as ``source_format`` (``chain``: where its rows
+    are), and what they leave out (a text in its message row, or in its first block row; a
+    call in its block row; an image in its block row and blob): per segment of ``chain`` one
+    statement, one more where a document left out what its message row does not hold, and one
+    for the blobs of images; None when one of them has none (none is read when the formats tell
+    so already)."""
+    if target not in PER_MESSAGE or source_format not in (target, None):
+        return None
+    found = Stored([], [])
+    for owner, lo, hi in within(chain, start, min(stop, count)):
+        rows = _DOCUMENTS.run(conn, cid=owner, start=lo, stop=hi, fmt=target)
+        if len(rows) != hi - lo:
+            return None
+        wanted = _holes(rows, found)
+        if wanted is None or wanted and not _from_blocks(conn, owner, found.holes, wanted):
+            return None
+    return found
+
+
+_TEXT, _CALL_ID = "", "id"  # what a hole takes from its message's first block row (else a lead's key)
+
+
+def _holes(rows: list[list[Any]], found: Stored) -> list[tuple[int, int, str]] | None:
+    """Add the documents of message rows ``(seq, doc, text, role)`` to ``found``, with their holes;
+    the holes whose strings block rows keep: ``(index in holes, seq, what)``. None where a row has
+    no document it can be read from (never so)."""
+    docs, holes, wanted = found.docs, found.holes, []
+    for seq, doc, text, role in rows:
+        if not doc:  # PLAIN: the item is its role and its text (a result: and its call id)
+            if role == "tool":
+                wanted.append((len(holes), seq, _CALL_ID))
+                holes.append((len(docs), "tool_call_id", None))
+                item = TOOL_ITEM
+            elif role in PLAIN_ITEMS:
+                item = PLAIN_ITEMS[role]
+            else:
+                return None
+        elif doc[:7] != OPEN:  # no lead: a whole document
+            docs.append(doc)
+            continue
+        elif doc.startswith(CONTENT) and doc[_AFTER_CONTENT] != '"':  # most documents: one lead, "content"
+            item = doc[_AFTER_CONTENT:]
+        else:
+            keys, end = leads(doc)
+            for key in keys:
+                if key[:1] in CALL_LEADS:
+                    wanted.append((len(holes), seq, key))
+                elif text is None:
+                    wanted.append((len(holes), seq, _TEXT))
+                holes.append((len(docs), key, text))
+            docs.append(doc[end:])
+            continue
+        if text is None:  # in its first block row: a tool result's, or stored before revision 0013
+            wanted.append((len(holes), seq, _TEXT))
+        holes.append((len(docs), "content", text))
+        docs.append(item)
+    return wanted
+
+
+def _from_blocks(conn: sa.Connection, owner: str, holes: list[tuple[int, str, Any]],
+                 wanted: list[tuple[int, int, str]]) -> bool:
+    """Fill each wanted hole ``(index in holes, seq, what)``: the text or the call id of the first
+    block of message ``seq``, what a lead ``@k`` / ``#k`` takes from its k-th call, or the URL of
+    its image at position k (``#uk``); False where one is missing (never so: a document and its
+    blocks are written and removed together), for the canonical path."""
+    firsts: dict[int, tuple[str | None, str | None]] = {}
+    calls: dict[int, list[tuple[str, str, Any]]] = {}
+    images: dict[tuple[int, int], tuple[str | None, str]] = {}
+    for seq, position, kind, text, call_id, name, media_type, sha, payload in _BLOCKS.run(
+            conn, cid=owner, start=wanted[0][1], stop=wanted[-1][1] + 1):
+        if position == 0:
+            firsts[seq] = (text, call_id)
+        if kind == "tool_call":
+            calls.setdefault(seq, []).append((call_id, name, payload))
+        elif sha is not None:
+            images[seq, position] = (media_type, sha)
+    blobs = _blobs_of(conn, owner, images, wanted)
+    for h, seq, what in wanted:
+        index, key, _ = holes[h]
+        if what[:2] == IMAGE:
+            media_type, sha = images.get((seq, int(what[2:])), (None, ""))
+            value = None if sha not in blobs else image_url(media_type, blobs[sha])
+        elif what[:1] in CALL_LEADS:
+            those = calls.get(seq) or ()
+            value = from_call(what, those[k]) if (k := int(what[1:])) < len(those) else None
+        else:
+            value = (firsts.get(seq) or (None, None))[what == _CALL_ID]
+        if value is None:
+            return False
+        holes[h] = (index, key, value)
+    return True
+
+
+def _blobs_of(conn: sa.Connection, owner: str, images: dict[tuple[int, int], tuple[str | None, str]],
+              wanted: list[tuple[int, int, str]]) -> dict[str, bytes]:
+    """The blobs of the images whose URLs wanted holes take (a statement only where there are some)."""
+    shas = {images[key][1] for _, seq, what in wanted if what[:2] == IMAGE and (key := (seq, int(what[2:]))) in images}
+    if not shas:
+        return {}
+    from .rows import in_conversation  # rows writes documents (store.docs): imported once a load needs it
+    return dict(in_conversation(conn, (_blobs.c.sha256, _blobs.c.data), _blobs.c.sha256, owner, shas))
+
+
+def leads(doc: str) -> tuple[list[str], int]:
+    """The keys named by a document's leads (see the module's docstring), and where its item begins."""
+    keys, at = [], 0
+    while doc.startswith(OPEN, at):
+        end = doc.index('",', at)  # a quote inside a string is escaped: then the key is read as JSON
+        if "\\" in (key := doc[at + len(OPEN):end]):  # escapes: decoded, up to the string's true end
+            lead, after = _DECODER.raw_decode(doc, at)
+            key, end = lead[1:], after - 1
+        keys.append(key)
+        at = end + 2
+    return keys, at
+
+
+def parse(found: Stored) -> list[Any]:
+    """The items of consecutive messages' documents, in order, with their holes filled."""
+    per_doc = orjson.loads("[[" + "],[".join(found.docs) + "]]")  # a document with a hole is one item
+    for index, key, value in found.holes:
+        item = per_doc[index][0]
+        if key[:1] == "@":
+            item["tool_calls"][int(key[1:])]["function"]["arguments"] = value
+        elif key[:2] == IMAGE:
+            item["content"][int(key[2:])]["image_url"]["url"] = value
+        elif key[:1] == "#":
+            item["tool_calls"][int(key[1:])] = value
+        elif key:
+            item[key] = value
+        else:
+            put(item, value)
+    return [item for items in per_doc for item in items]
