@@ -36,7 +36,9 @@ TOOL_NAME_FIELD = {"tool_call": "name", "tool_result": "name"}
 BLOB_REF = "$blob"
 RAW_ARGUMENTS = "$arguments_raw"
 """A tool call's payload key for ``arguments_raw`` when ``arguments`` is exactly its parse,
-which is then not stored (revision 0011): read back, the arguments are parsed from it."""
+which is then not stored (revision 0011): read back, the arguments are parsed from it. Since
+revision 0017 such arguments are the call's ``text`` column instead (no JSON around them); rows
+written before keep this key."""
 
 
 def new_id() -> str:
@@ -178,7 +180,7 @@ def _block_row(kind: str, payload: dict[str, Any], *, conversation_id: str, seq:
         payload = blobs.externalize(payload, budget, where)
     elif kind == "tool_call" and "arguments" in payload and _parsed(payload.get("arguments_raw"), payload["arguments"]):
         del payload["arguments"]
-        payload[RAW_ARGUMENTS] = payload.pop("arguments_raw")
+        row["text"] = budget.text(where, payload.pop("arguments_raw"))
     row["payload"] = budget.json(where, payload or None)
     return row
 
@@ -195,15 +197,19 @@ def _parsed(raw: Any, arguments: Any) -> bool:
         return False
 
 
-def call_arguments(payload: Mapping[str, Any]) -> tuple[Any, str | None]:
-    """A tool call's ``arguments`` and ``arguments_raw`` from its block's payload."""
-    if (raw := payload.get(RAW_ARGUMENTS)) is not None:
+def call_arguments(payload: Mapping[str, Any] | None, text: str | None = None) -> tuple[Any, str | None]:
+    """A tool call's ``arguments`` and ``arguments_raw`` from its block row's payload and text."""
+    if (raw := text if text is not None else payload.get(RAW_ARGUMENTS) if payload else None) is not None:
         return orjson.loads(raw), raw
-    return payload.get("arguments"), payload.get("arguments_raw")
+    return (payload.get("arguments"), payload.get("arguments_raw")) if payload else (None, None)
 
 
-def raw_arguments(payload: Mapping[str, Any]) -> str | None:
-    """``call_arguments(payload)[1]``, without parsing the arguments."""
+def raw_arguments(payload: Mapping[str, Any] | None, text: str | None = None) -> str | None:
+    """``call_arguments(payload, text)[1]``, without parsing the arguments."""
+    if text is not None:
+        return text
+    if not payload:
+        return None
     raw = payload.get(RAW_ARGUMENTS)
     return payload.get("arguments_raw") if raw is None else raw
 
@@ -215,9 +221,9 @@ def block_fields(row: Sequence[Any], blobs: Mapping[str, bytes]) -> dict[str, An
     fields: dict[str, Any] = dict(payload) if payload else {}
     if blobs and kind == "tool_result":
         fields = _internalize(fields, blobs)
-    elif kind == "tool_call" and RAW_ARGUMENTS in fields:
-        fields["arguments"], fields["arguments_raw"] = call_arguments(fields)
-        del fields[RAW_ARGUMENTS]
+    elif kind == "tool_call" and (text is not None or RAW_ARGUMENTS in fields):
+        fields["arguments"], fields["arguments_raw"] = call_arguments(fields, text)
+        fields.pop(RAW_ARGUMENTS, None)
     fields["kind"] = kind
     if text is not None and (text_field := TEXT_FIELD.get(kind)):
         fields[text_field] = text

@@ -41,17 +41,21 @@ BATCH = 500
 # A message's text kept in its own row (revision 0013) where it has no block row: SQLite computes
 # an entry's text over search rows joined to their messages and, where they have one, their block.
 INLINE_TERM = {"sqlite": "messages.text, ", "postgresql": ""}
-_JOINED = {name: f"coalesce(blocks.tool_name, '') || ' ' || coalesce(blocks.text, {term}'') || ' ' || "
+# A call's arguments are its block's text since revision 0017, in its payload before: they go in the
+# payload's place, so an FTS5 entry written before is removed with the very text it was written with.
+TEXT_TERM = "CASE WHEN blocks.kind = 'tool_call' THEN NULL ELSE blocks.text END"
+ARGUMENTS_TERM = "CASE WHEN blocks.kind = 'tool_call' THEN blocks.text END, "
+_JOINED = {name: f"coalesce(blocks.tool_name, '') || ' ' || coalesce({TEXT_TERM}, {term}'') || ' ' || "
            for name, term in INLINE_TERM.items()}
 # Revision 0011's payload key, NULL in every row written before it: those keep the very text
 # revisions 0006 and 0009 computed (an FTS5 entry is removed by recomputing its text).
 RAW_TERM = {"sqlite": f"json_extract(blocks.payload, '$.\"{RAW_ARGUMENTS}\"'), ",
             "postgresql": f"blocks.payload ->> '{RAW_ARGUMENTS}', "}
 TEXT_SQL = {
-    "sqlite": f"substr({_JOINED['sqlite']}coalesce(json_extract(blocks.payload, '$.arguments_raw'), "
+    "sqlite": f"substr({_JOINED['sqlite']}coalesce({ARGUMENTS_TERM}json_extract(blocks.payload, '$.arguments_raw'), "
               f"{RAW_TERM['sqlite']}json_extract(blocks.payload, '$.arguments'), "
               f"json_extract(blocks.payload, '$.output'), ''), 1, {SEARCH_CHARS})",
-    "postgresql": f"left({_JOINED['postgresql']}coalesce(blocks.payload ->> 'arguments_raw', "
+    "postgresql": f"left({_JOINED['postgresql']}coalesce({ARGUMENTS_TERM}blocks.payload ->> 'arguments_raw', "
                   f"{RAW_TERM['postgresql']}blocks.payload ->> 'arguments', blocks.payload ->> 'output', ''), "
                   f"{SEARCH_CHARS})",
 }

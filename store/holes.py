@@ -52,10 +52,10 @@ PER_MESSAGE = frozenset(name for name, fmt in FORMATS.items() if fmt.write_messa
 
 def from_call(key: str, call: Any) -> Any:
     """What a call's lead ``key`` takes from the call (a block, or its block row's
-    ``(call_id, tool_name, payload)``)."""
+    ``(call_id, tool_name, text, payload)``)."""
     if isinstance(call, tuple):
-        call_id, name, payload = call
-        raw = raw_arguments(payload or {})
+        call_id, name, text, payload = call
+        raw = raw_arguments(payload, text)
     else:
         call_id, name, raw = call.call_id, call.name, call.arguments_raw
     if key[0] == "@" or raw is None:
@@ -179,14 +179,14 @@ def _from_blocks(conn: sa.Connection, owner: str, holes: list[tuple[int, str, An
     its image at position k (``#uk``); False where one is missing (never so: a document and its
     blocks are written and removed together), for the canonical path."""
     firsts: dict[int, tuple[str | None, str | None]] = {}
-    calls: dict[int, list[tuple[str, str, Any]]] = {}
+    calls: dict[int, list[tuple[str, str, str | None, Any]]] = {}
     images: dict[tuple[int, int], tuple[str | None, str]] = {}
     for seq, position, kind, text, call_id, name, media_type, sha, payload in _BLOCKS.run(
             conn, cid=owner, start=wanted[0][1], stop=wanted[-1][1] + 1):
         if position == 0:
             firsts[seq] = (text, call_id)
         if kind == "tool_call":
-            calls.setdefault(seq, []).append((call_id, name, payload))
+            calls.setdefault(seq, []).append((call_id, name, text, payload))
         elif sha is not None:
             images[seq, position] = (media_type, sha)
     blobs = _blobs_of(conn, owner, images, wanted)

@@ -1,4 +1,4 @@
-"""The relational schema: typed ORM rows over seven tables (revision 0015).
+"""The relational schema: typed ORM rows over seven tables (revision 0017).
 
 Hybrid rows: what users query (kind, text, call id, tool name, media type,
 sequence) is a real column; the rest of a block goes into a JSON ``payload``;
@@ -337,6 +337,8 @@ class BlockRow(Base):
     position: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
     kind: Mapped[str] = mapped_column(sa.String(16))
     text: Mapped[str | None] = mapped_column(LongText)
+    """The block's text (``codec.TEXT_FIELD``); a tool call's arguments as its source wrote them, where
+    their parse is the call's ``arguments`` (revision 0017)."""
     media_type: Mapped[str | None] = mapped_column(Name)
     tool_name: Mapped[str | None] = mapped_column(Name)
     call_id: Mapped[str | None] = mapped_column(Name)

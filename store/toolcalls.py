@@ -158,7 +158,7 @@ def _tool_call_query(filters: frozenset[str], limited: bool, after: bool = False
         sa.select(
             p.c.call_id, p.c.name, p.c.status, p.c.conversation_id, p.c.call_seq, p.c.result_seq,
             p.c.call_position, p.c.result_position, cm.c.seq.label("call_found"), rm.c.seq.label("result_found"),
-            cb.c.payload.label("call_payload"), cm.c.created_at.label("call_at"),
+            cb.c.payload.label("call_payload"), cb.c.text.label("call_text"), cm.c.created_at.label("call_at"),
             cm.c.utc_offset.label("call_offset"), rm.c.created_at.label("result_at"),
             rm.c.utc_offset.label("result_offset"),
             *(rb.c[name].label(f"r_{name}") for name in BLOCK_COLUMNS),
@@ -188,7 +188,7 @@ def _end(with_block: tuple[sa.Column[Any], ...]) -> sa.Select[Any]:
                    b.c.position == sa.bindparam("position")))
 
 
-_CALL_END = _end((blocks_t.c.payload,))
+_CALL_END = _end((blocks_t.c.payload, blocks_t.c.text))
 _RESULT_END = _end(tuple(blocks_t.c[name] for name in BLOCK_COLUMNS))
 
 
@@ -205,7 +205,7 @@ def _with_shared_ends(conn: sa.Connection, rows: Sequence[Any], shared: list[int
             found = conn.execute(_CALL_END, {"cid": _owner(chain, row["call_seq"]), "seq": row["call_seq"],
                                              "position": row["call_position"]}).first()
             if found is not None:
-                row.update(call_payload=found[0], call_at=found[1], call_offset=found[2])
+                row.update(call_payload=found[0], call_text=found[1], call_at=found[2], call_offset=found[3])
         if row["result_seq"] is not None and row["result_found"] is None:
             owner = _owner(chain, row["result_seq"])
             found = conn.execute(_RESULT_END, {"cid": owner, "seq": row["result_seq"],
@@ -222,7 +222,7 @@ def _owner(chain: Chain, seq: int) -> str:
 
 
 def _record(row: Any, result: tuple[Any, ...], blobs: dict[str, bytes]) -> ToolCallRecord:
-    arguments, arguments_raw = call_arguments(row["call_payload"] or {})
+    arguments, arguments_raw = call_arguments(row["call_payload"], row["call_text"])
     block = block_from_row(result, blobs) if result[0] else None
     return ToolCallRecord(
         call_id=row["call_id"], name=row["name"], status=row["status"],

@@ -1,5 +1,6 @@
 """A tool call's arguments stored once (revision 0011): where ``arguments`` is exactly the
-parse of ``arguments_raw``, the payload keeps only the string; everything reads the same."""
+parse of ``arguments_raw``, only the string is kept, as the block's text (revision 0017; in the
+payload before); everything reads the same."""
 
 from __future__ import annotations
 
@@ -35,9 +36,14 @@ def _conversation() -> list[dict]:
 
 
 def _payloads(store: ConversationStore) -> list[dict]:
+    return [payload for _, payload in _calls(store)]
+
+
+def _calls(store: ConversationStore) -> list[tuple[str | None, dict]]:
+    """The text and payload of each call's block row."""
     with store.engine.connect() as conn:
-        rows = conn.execute(sa.text("SELECT payload FROM blocks WHERE kind = 'tool_call' ORDER BY position")).scalars()
-        return [row if isinstance(row, dict) else json.loads(row) for row in rows]
+        rows = conn.execute(sa.text("SELECT text, payload FROM blocks WHERE kind = 'tool_call' ORDER BY position"))
+        return [(text, row if isinstance(row, dict) else json.loads(row or "{}")) for text, row in rows]
 
 
 def _same(store: ConversationStore, cid: str, data: list[dict]) -> None:
@@ -53,8 +59,14 @@ def test_arguments_that_are_the_parse_of_their_text_are_stored_once(empty_databa
     data = _conversation()
     with ConversationStore(empty_database_url) as store:
         cid = store.save(json.loads(json.dumps(data)), format="canonical")
-        once = [RAW_ARGUMENTS in p and "arguments" not in p and "arguments_raw" not in p for p in _payloads(store)]
+        once = [text == raw and not payload for (text, payload), (_, raw, _) in zip(_calls(store), CASES.values())]
         assert once == [stored for _, _, stored in CASES.values()]
+        assert [text for text, _ in _calls(store)] == [raw if stored else None for _, raw, stored in CASES.values()]
+        downgrade(store.engine, "0016")  # the string in the payload, as revisions 0011 to 0016 keep it
+        once = [RAW_ARGUMENTS in p and "arguments" not in p and "arguments_raw" not in p for p in _payloads(store)]
+        assert once == [stored for _, _, stored in CASES.values()] and {t for t, _ in _calls(store)} == {None}
+        _same(store, cid, data)
+        upgrade(store.engine)
         _same(store, cid, data)
         hits = store.search("Kyoto", kind="tool_call", limit=None)  # by the text as the source wrote it
         assert sorted(hit.position for hit in hits) == [i for i, (_, raw, _) in enumerate(CASES.values())
