@@ -19,9 +19,8 @@ first block of a message written as one item keeps a text of :data:`MIN_HOLE` ch
 in its ``text`` column (a text, a tool result's output) and the item holds that text as a JSON
 string, the document holds :data:`HOLE`'s string there instead and starts with another
 (:func:`hollow`, revision 0010). So do an OpenAI item's calls, each whole where it is what its
-block row says (revision 0016), else its arguments of that length (revision 0014), and the
-``data:`` URL of an image its block row and blob keep (revision 0016). An OpenAI item that is its
-role and its text alone, half of an agent's messages, is stored as an empty document
+block row says (revision 0016), else its arguments of that length (revision 0014). An OpenAI item
+that is its role and its text alone, half of an agent's messages, is stored as an empty document
 (:data:`PLAIN`, revision 0015): its row says it all; so is a tool result of its call id and its
 text (revision 0016).
 
@@ -43,8 +42,8 @@ from .formats import FORMATS, NEEDS_CALL_IDS, Losses, read_marked
 from .formats._common import message_list
 from .formats._ids import missing_ids
 from .holes import (
-    CALL_LEADS, CONTENT as _CONTENT, HOLE, HOLE_JSON as _MARK, IMAGE, OPEN as _OPEN, PER_MESSAGE, PLAIN, PLAIN_ITEMS,
-    TOOL_ITEM, Stored, from_call, image_url, leads, parse, put)
+    CALL_LEADS, CONTENT as _CONTENT, HOLE, HOLE_JSON as _MARK, OPEN as _OPEN, PER_MESSAGE, PLAIN, PLAIN_ITEMS,
+    TOOL_ITEM, Stored, from_call, leads, parse, put)
 from .model import Message
 
 MIN_HOLE = 64
@@ -124,10 +123,10 @@ def hollow(doc: str | None, items: int, msg: Message, flat: bool = False) -> str
     """A document of ``items`` items as stored: where it holds one, and the text its
     message's first block row keeps (``codec.first_text``) is long enough and the item holds
     it as a JSON string, that string is :data:`HOLE`'s, and the document is led by another;
-    so are an OpenAI item's calls (:func:`_call_holes`) and its images' ``data:`` URLs
-    (:func:`_image_holes`). A document holding
-    a string that starts with HOLE keeps none (a load would take it for a hole). ``flat``: the
-    document is an input item ``Format.verbatim`` accepts; in an OpenAI one (objects only in
+    so are an OpenAI item's calls (:func:`_call_holes`), and an OpenAI item its row says all of is
+    :data:`PLAIN`. A document
+    holding a string that starts with HOLE keeps none (a load would take it for a hole). ``flat``:
+    the document is an input item ``Format.verbatim`` accepts; in an OpenAI one (objects only in
     its calls, none with a "content"), a ``"content":`` outside a string is the item's own key."""
     if doc is None or _OPEN in doc:
         return None
@@ -140,14 +139,12 @@ def hollow(doc: str | None, items: int, msg: Message, flat: bool = False) -> str
     if not openai:
         return lead + hollowed
     calls, without = _call_holes(hollowed, msg)
-    images, without = _image_holes(without, msg)
-    if not calls and not images and msg.role in PLAIN_ITEMS and _plain(lead + hollowed, msg):
+    if not calls and msg.role in PLAIN_ITEMS and _plain(lead + hollowed, msg):
         return PLAIN
-    # A written item may hold more objects than its calls (extras), and the URL of an image in another part
-    # than its block's position: it is checked by reading it back.
-    if (calls and not flat or images) and not _reads_back(lead + calls + images + without, msg, doc):
+    # A written item may hold more objects than its calls (extras): it is checked by reading it back.
+    if calls and not flat and not _reads_back(lead + calls + without, msg, doc):
         return lead + hollowed
-    return lead + calls + images + without
+    return lead + calls + without
 
 
 def _plain(kept: str, msg: Message) -> bool:
@@ -196,16 +193,9 @@ def restore(kept: Sequence[str], msgs: Sequence[Message]) -> list[Any]:
         keys, end = leads(doc)
         calls = [block for block in msg.content if block.kind == "tool_call"]
         found.docs.append(doc[end:])
-        found.holes.extend((index, key, _restored(key, msg, calls)) for key in keys)
+        found.holes.extend((index, key, from_call(key, calls[int(key[1:])]) if key[:1] in CALL_LEADS
+                            else first_text(msg)) for key in keys)
     return parse(found)
-
-
-def _restored(key: str, msg: Message, calls: list[Any]) -> Any:
-    """What a lead ``key`` of the message's document takes from the message."""
-    if key[:2] == IMAGE:
-        block = msg.content[int(key[2:])]
-        return image_url(block.media_type, block.data) if block.kind == "image" and block.data is not None else None
-    return from_call(key, calls[int(key[1:])]) if key[:1] in CALL_LEADS else first_text(msg)
 
 
 def _text_hole(doc: str, msg: Message, verbatim_openai: bool) -> tuple[str, str]:
@@ -271,22 +261,6 @@ def _call_holes(doc: str, msg: Message) -> tuple[str, str]:
         at = start + len(value)
     parts.append(doc[at:])
     return "".join(leads), "".join(parts)
-
-
-def _image_holes(doc: str, msg: Message) -> tuple[str, str]:
-    """The leads (with their commas) and the document without the ``data:`` URLs of its images
-    that their block rows and blobs keep (revision 0016): ``#uk`` for the image at position k,
-    in the k-th part of the item's content (checked by reading the document back). A URL found
-    more than once stays."""
-    leads = []
-    for position, block in enumerate(msg.content):
-        if block.kind != "image" or block.data is None:
-            continue
-        url = '"url":' + orjson.dumps(image_url(block.media_type, block.data)).decode()
-        if doc.count(url) == 1:
-            doc = doc.replace(url, '"url":' + _MARK)
-            leads.append(f'{_OPEN}{IMAGE}{position}",')
-    return "".join(leads), doc
 
 
 def _whole_calls(doc: str, blocks: Sequence[Any]) -> tuple[str, str] | None:

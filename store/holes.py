@@ -4,11 +4,10 @@ A document (``messages.doc``) leaves out what the message's rows keep: the JSON 
 :data:`HOLE` stands in for it, and a string starting with HOLE leads the document as an item of its
 own, naming what fills it: a key of the item for the text of the message's first block (revision
 0010; "" where it is deeper), ``@k`` for the arguments of the item's k-th call (revision 0014),
-``#k`` for its k-th call whole (revision 0016), ``#uk`` for the ``data:`` URL of the image in its
-k-th content part (revision 0016). An empty document (:data:`PLAIN`) is an item its row says all of.
-A load reads the documents of a range (:func:`stored`), takes what they leave out from the message
-rows and, where needed, the block rows (one range scan) and blobs, and parses them all in one call
-(:func:`parse`): no text is encoded or parsed as JSON on the way.
+``#k`` for its k-th call whole (revision 0016). An empty document (:data:`PLAIN`) is an item its row
+says all of. A load reads the documents of a range (:func:`stored`), takes what they leave out from
+the message rows and, where needed, the block rows (one range scan), and parses them all in one
+call (:func:`parse`): no text is encoded or parsed as JSON on the way.
 """
 
 from __future__ import annotations
@@ -22,9 +21,8 @@ import sqlalchemy as sa
 from .chains import Chain, within
 from .codec import raw_arguments
 from .formats import FORMATS
-from .formats._common import data_uri
 from .prepared import Prepared
-from .schema import BlobRow, BlockRow, MessageRow
+from .schema import BlockRow, MessageRow
 
 HOLE = "\x01"
 """What a document holds in place of what it leaves out (as a JSON string), and what its leads
@@ -40,8 +38,7 @@ So is a tool result's ``{"role": "tool", "tool_call_id": its call id, "content":
 (revision 0016), both taken from its block row."""
 PLAIN_ITEMS = {role: orjson.dumps({"role": role, "content": HOLE}).decode() for role in ("system", "user", "assistant")}
 TOOL_ITEM = orjson.dumps({"role": "tool", "tool_call_id": HOLE, "content": HOLE}).decode()
-CALL_LEADS = ("@", "#")  # a call's arguments (revision 0014), a whole call or an image's URL (revision 0016)
-IMAGE = "#u"
+CALL_LEADS = ("@", "#")  # a call's arguments (revision 0014), a whole call (revision 0016)
 _DECODER = json.JSONDecoder()
 
 # Only writers with no state across messages qualify (openai, langchain): the others merge or reorder
@@ -61,11 +58,6 @@ def from_call(key: str, call: Any) -> Any:
     if key[0] == "@" or raw is None:
         return raw
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": raw}}
-
-
-def image_url(media_type: str | None, data: bytes) -> str:
-    """What a lead ``#uk`` takes: the image's ``data:`` URL, as the OpenAI writer makes it."""
-    return data_uri(media_type, data)
 
 
 def put(value: Any, text: str) -> str | None:
@@ -89,16 +81,15 @@ def put(value: Any, text: str) -> str | None:
     return next(("" for item in inner if isinstance(item, (dict, list)) and put(item, text) is not None), None)
 
 
-_m, _b, _blobs = MessageRow.__table__, BlockRow.__table__, BlobRow.__table__
+_m, _b = MessageRow.__table__, BlockRow.__table__
 _DOCUMENTS = Prepared(sa.select(_m.c.seq, _m.c.doc, _m.c.text, _m.c.role).where(
     _m.c.conversation_id == sa.bindparam("cid"), _m.c.seq >= sa.bindparam("start"), _m.c.seq < sa.bindparam("stop"),
     _m.c.source_format == sa.bindparam("fmt"), _m.c.doc.is_not(None)).order_by(_m.c.seq))
 _BLOCKS = Prepared(sa.select(  # a call's payload only: a result's is not parsed for nothing
-    _b.c.seq, _b.c.position, _b.c.kind, _b.c.text, _b.c.call_id, _b.c.tool_name, _b.c.media_type, _b.c.blob_sha256,
+    _b.c.seq, _b.c.position, _b.c.kind, _b.c.text, _b.c.call_id, _b.c.tool_name,
     sa.case((_b.c.kind == sa.literal_column("'tool_call'"), _b.c.payload)).label("call")).where(
     _b.c.conversation_id == sa.bindparam("cid"), _b.c.seq >= sa.bindparam("start"), _b.c.seq < sa.bindparam("stop"),
-    sa.or_(_b.c.position == sa.literal_column("0"), _b.c.kind == sa.literal_column("'tool_call'"),
-           _b.c.blob_sha256.is_not(None))
+    sa.or_(_b.c.position == sa.literal_column("0"), _b.c.kind == sa.literal_column("'tool_call'"))
 ).order_by(_b.c.seq, _b.c.position))
 
 
@@ -115,10 +106,9 @@ def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str
     """The documents in ``target`` of the messages with ``start <= seq < stop`` of a
     conversation of ``count`` messages stored as ``source_format`` (``chain``: where its rows
     are), and what they leave out (a text in its message row, or in its first block row; a
-    call in its block row; an image in its block row and blob): per segment of ``chain`` one
-    statement, one more where a document left out what its message row does not hold, and one
-    for the blobs of images; None when one of them has none (none is read when the formats tell
-    so already)."""
+    call or a result in its block row): per segment of ``chain`` one statement, and one more where
+    a document left out what its message row does not hold; None when one of them has none (none
+    is read when the formats tell so already)."""
     if target not in PER_MESSAGE or source_format not in (target, None):
         return None
     found = Stored([], [])
@@ -175,45 +165,27 @@ def _holes(rows: list[list[Any]], found: Stored) -> list[tuple[int, int, str]] |
 def _from_blocks(conn: sa.Connection, owner: str, holes: list[tuple[int, str, Any]],
                  wanted: list[tuple[int, int, str]]) -> bool:
     """Fill each wanted hole ``(index in holes, seq, what)``: the text or the call id of the first
-    block of message ``seq``, what a lead ``@k`` / ``#k`` takes from its k-th call, or the URL of
-    its image at position k (``#uk``); False where one is missing (never so: a document and its
-    blocks are written and removed together), for the canonical path."""
+    block of message ``seq``, or what a lead ``@k`` / ``#k`` takes from its k-th call; False where
+    one is missing (never so: a document and its blocks are written and removed together), for
+    the canonical path."""
     firsts: dict[int, tuple[str | None, str | None]] = {}
     calls: dict[int, list[tuple[str, str, str | None, Any]]] = {}
-    images: dict[tuple[int, int], tuple[str | None, str]] = {}
-    for seq, position, kind, text, call_id, name, media_type, sha, payload in _BLOCKS.run(
+    for seq, position, kind, text, call_id, name, payload in _BLOCKS.run(
             conn, cid=owner, start=wanted[0][1], stop=wanted[-1][1] + 1):
         if position == 0:
             firsts[seq] = (text, call_id)
         if kind == "tool_call":
             calls.setdefault(seq, []).append((call_id, name, text, payload))
-        elif sha is not None:
-            images[seq, position] = (media_type, sha)
-    blobs = _blobs_of(conn, owner, images, wanted)
     for h, seq, what in wanted:
-        index, key, _ = holes[h]
-        if what[:2] == IMAGE:
-            media_type, sha = images.get((seq, int(what[2:])), (None, ""))
-            value = None if sha not in blobs else image_url(media_type, blobs[sha])
-        elif what[:1] in CALL_LEADS:
+        if what == _TEXT or what == _CALL_ID:  # the most: texts, and results' call ids
+            value = (firsts.get(seq) or (None, None))[what == _CALL_ID]
+        else:
             those = calls.get(seq) or ()
             value = from_call(what, those[k]) if (k := int(what[1:])) < len(those) else None
-        else:
-            value = (firsts.get(seq) or (None, None))[what == _CALL_ID]
         if value is None:
             return False
-        holes[h] = (index, key, value)
+        holes[h] = (holes[h][0], holes[h][1], value)
     return True
-
-
-def _blobs_of(conn: sa.Connection, owner: str, images: dict[tuple[int, int], tuple[str | None, str]],
-              wanted: list[tuple[int, int, str]]) -> dict[str, bytes]:
-    """The blobs of the images whose URLs wanted holes take (a statement only where there are some)."""
-    shas = {images[key][1] for _, seq, what in wanted if what[:2] == IMAGE and (key := (seq, int(what[2:]))) in images}
-    if not shas:
-        return {}
-    from .rows import in_conversation  # rows writes documents (store.docs): imported once a load needs it
-    return dict(in_conversation(conn, (_blobs.c.sha256, _blobs.c.data), _blobs.c.sha256, owner, shas))
 
 
 def leads(doc: str) -> tuple[list[str], int]:
@@ -234,12 +206,11 @@ def parse(found: Stored) -> list[Any]:
     per_doc = orjson.loads("[[" + "],[".join(found.docs) + "]]")  # a document with a hole is one item
     for index, key, value in found.holes:
         item = per_doc[index][0]
-        if key[:1] == "@":
-            item["tool_calls"][int(key[1:])]["function"]["arguments"] = value
-        elif key[:2] == IMAGE:
-            item["content"][int(key[2:])]["image_url"]["url"] = value
-        elif key[:1] == "#":
+        first = key[:1]
+        if first == "#":
             item["tool_calls"][int(key[1:])] = value
+        elif first == "@":
+            item["tool_calls"][int(key[1:])]["function"]["arguments"] = value
         elif key:
             item[key] = value
         else:

@@ -199,7 +199,8 @@ class ConversationStore(StoreBase):
     def _connect(self) -> Iterator[sa.Connection]:
         """A read: one transaction, one snapshot (see ``db.read_options``)."""
         with db.database_errors(self.engine), self.engine.connect() as conn:
-            conn = conn.execution_options(**db.read_options(conn.dialect))
+            if options := db.read_options(conn.dialect):  # none on SQLite and MariaDB: no call per read
+                conn = conn.execution_options(**options)
             with conn.begin():
                 yield conn
 

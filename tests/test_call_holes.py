@@ -218,45 +218,15 @@ def _image(seed: int) -> str:
     return "data:image/png;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes([seed]) * 300).decode()
 
 
-def _with_images() -> list[dict]:
-    """Images in a message's parts, the same image twice in one message (its URL stays), and in a call's turn."""
-    return [
-        {"role": "user", "content": [{"type": "text", "text": "what is in these, and is one the same as another?"},
-                                     {"type": "image_url", "image_url": {"url": _image(1)}},
-                                     {"type": "image_url", "image_url": {"url": _image(2), "detail": "low"}}]},
-        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": _image(3)}},
-                                     {"type": "image_url", "image_url": {"url": _image(3)}}]},
-        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]},
-        {"role": "assistant", "content": None, "tool_calls": [_call(0, LONG)]},
-        {"role": "tool", "tool_call_id": "call_0", "content": "ok"},
-        {"role": "assistant", "content": "done"},
-    ]
-
-
-def test_an_images_url_is_left_to_its_block_row_and_blob(store, statements):
-    data = _with_images()
+def test_an_images_url_stays_in_its_document(store, statements):
+    """An image's ``data:`` URL stays in its document beside its blob: left out, a load would read the blob
+    too, one more statement for every window holding an image, for a twentieth of the bytes."""
+    data = [{"role": "user", "content": [{"type": "text", "text": "what is in this?"},
+                                         {"type": "image_url", "image_url": {"url": _image(1), "detail": "low"}}]},
+            {"role": "assistant", "content": None, "tool_calls": [_call(0, LONG)]},
+            {"role": "tool", "tool_call_id": "call_0", "content": "ok"}, {"role": "assistant", "content": "done"}]
     cid = store.save(copy.deepcopy(data), format="openai")
-    stored = docs_of(store, cid)
-    assert [_leads(doc) for doc in stored[:3]] == [["#u1", "#u2"], [], []]
-    assert "base64" not in stored[0] and '"detail":"low"' in stored[0] and stored[1].count("base64") == 2
+    assert _image(1) in docs_of(store, cid)[0]
     statements.statements.clear()
-    _reads_exactly(store, cid, data)
-    statements.statements.clear()
-    store.load(cid, "openai")
-    assert statements.count() == 4  # the conversation and its window, the documents, their blocks, the images' blobs
-    statements.statements.clear()
-    assert store.load(cid, "openai", last=3) == data[-3:]
-    assert statements.count() == 3  # a window without an image: no blob is read
-
-
-def test_images_survive_a_downgrade_and_an_upgrade(empty_database_url):
-    data = _with_images()
-    with ConversationStore(empty_database_url) as s:
-        cid = s.save(copy.deepcopy(data), format="openai")
-        fresh = docs_of(s, cid)
-        downgrade(s.engine, "0015")
-        assert _leads(docs_of(s, cid)[0]) == [] and _image(2) in docs_of(s, cid)[0]
-        _reads_exactly(s, cid, data)
-        upgrade(s.engine)
-        assert docs_of(s, cid) == fresh
-        _reads_exactly(s, cid, data)
+    assert store.load(cid, "openai") == data
+    assert statements.count() == 3  # the conversation and its window, the documents, the calls' and results' blocks

@@ -41,7 +41,7 @@ def items_of(stored: list[str | None], data: list[dict]) -> list[dict]:
     """Stored documents as the items they stand for: an empty one (``docs.PLAIN``, revision 0015)
     is its message's role and text (a tool result's: and its call id, revision 0016), which equals
     the item only where it holds nothing more; a call left out whole (``#k``) is the item's own
-    call, and an image's URL (``#uk``) its own, as their block rows keep them."""
+    call, as its block row keeps it."""
     out = []
     for doc, item in zip(stored, data):
         if doc == store_docs.PLAIN:
@@ -51,11 +51,7 @@ def items_of(stored: list[str | None], data: list[dict]) -> list[dict]:
         found = json.loads(doc[end:])
         for key in keys:
             assert key[:1] == "#", "a document with a text's lead is not an input item"
-            if key[:2] == store_docs.IMAGE:
-                part = int(key[2:])
-                found["content"][part]["image_url"]["url"] = item["content"][part]["image_url"]["url"]
-            else:
-                found["tool_calls"][int(key[1:])] = item["tool_calls"][int(key[1:])]
+            found["tool_calls"][int(key[1:])] = item["tool_calls"][int(key[1:])]
         out.append(found)
     return out
 
@@ -74,8 +70,8 @@ def test_loads_from_documents_equal_the_canonical_path(store, statements):
     assert None not in docs_of(store, cid)
     statements.statements.clear()
     stored = store.load(cid, "openai")
-    assert statements.count() == 4  # the conversation and its window, the documents, the block rows of
-    # the calls and results they leave out, and the blob of the image whose URL one leaves out (revision 0016)
+    assert statements.count() == 3  # the conversation and its window, the documents, the block rows of
+    # the calls and results they leave out (revision 0016)
     assert stored == canonical_path(store, cid) == copy.deepcopy(OPENAI_CHAT) + chat(40) + tool_turn(99)
     windows = [store.load(cid, "openai", last=n) for n in (0, 1, 3, 7)]
     assert windows == [canonical_path(store, cid, last=n) for n in (0, 1, 3, 7)]
@@ -260,8 +256,8 @@ def test_documents_of_older_rows_are_filled_as_a_save_writes_them(store, stateme
     assert {c: docs_of(store, c) for c in (cid, fork, other)} == saved  # the orphan's stays None
     statements.statements.clear()
     store.load(fork, "openai")
-    assert statements.count() == 6  # from documents: row and window, chain, one statement per segment,
-    # and the block rows of the calls, results and image in the first, the image's blob (revision 0016)
+    assert statements.count() == 5  # from documents: row and window, chain, one statement per segment,
+    # and the block rows of the calls and results in the first (revision 0016)
     assert backfill.fill(store.engine, {cid: 1}) == 0  # nothing left to write
 
 

@@ -1,20 +1,18 @@
-"""OpenAI documents no longer hold a tool result, an assistant's calls or an image's bytes.
+"""OpenAI documents no longer hold a tool result or an assistant's calls.
 
 A tool result ``{"role": "tool", "tool_call_id": "...", "content": "..."}`` says no more than its
 block row (its call id and its text): its document is now empty, as revision 0015 made it for an
 item of its role and its text (``store.docs.PLAIN``). An assistant item's ``"tool_calls"``, each
 ``{"id", "type": "function", "function": {"name", "arguments"}}``, say no more than the calls'
 block rows: each is ``"\\u0001"`` in the document, led by ``"\\u0001#k"`` (k: the call's index).
-The ``data:`` URL of an image in the k-th part of a message's content, whose block row and blob
-keep its bytes, is ``"\\u0001"`` too, led by ``"\\u0001#uk"``. A load makes them from the rows
-(``store.holes``). No table changes.
+A load makes them from the rows (``store.holes``). No table changes.
 
 The upgrade rewrites the OpenAI documents so where they are what the rows say, and puts back the
 text of a document led by ``"\\u0001#"`` for a text under a key starting with ``#``, which a load
 would now take for a call's lead (none is led so since; such a document is not set aside: its
 message's ``extras`` may take values from it, revision 0012). The downgrade writes the documents
 revision 0015 reads: a tool result's led by its text's lead, each call whole again, its arguments
-of 64 characters or more left to its block row (revision 0014's lead), each image's URL in place.
+of 64 characters or more left to its block row (revision 0014's lead).
 Both go by keyset pages of the messages they may change, and can run again to the same end.
 
 Revision ID: 0016
@@ -23,7 +21,6 @@ Revises: 0015
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -42,23 +39,20 @@ PAGE = 1000
 _m = sa.table("messages", sa.column("conversation_id"), sa.column("seq"), sa.column("role"), sa.column("doc"),
               sa.column("source_format"), sa.column("text"))
 _b = sa.table("blocks", sa.column("conversation_id"), sa.column("seq"), sa.column("position"), sa.column("kind"),
-              sa.column("call_id"), sa.column("tool_name"), sa.column("payload"), sa.column("text"),
-              sa.column("media_type"), sa.column("blob_sha256"))
-_blobs = sa.table("blobs", sa.column("conversation_id"), sa.column("sha256"), sa.column("data"))
+              sa.column("call_id"), sa.column("tool_name"), sa.column("payload"), sa.column("text"))
 
 
 class Row(NamedTuple):
-    """A message whose document may change: its role, text column and block rows, and its blobs' reader."""
+    """A message whose document may change: its role, text column and block rows."""
 
     role: str
     text: str | None
-    blocks: list[tuple[Any, ...]]  # (kind, call_id, tool_name, payload, text, media_type, blob_sha256)
-    blob: Callable[[str], bytes | None]
+    blocks: list[tuple[Any, ...]]  # (kind, call_id, tool_name, payload, text)
 
 
 def upgrade() -> None:
     openai = sa.and_(_m.c.source_format == "openai", sa.or_(
-        _m.c.role == "tool", _m.c.doc.contains('"tool_calls":['), _m.c.doc.contains('"url":"data:')))
+        _m.c.role == "tool", _m.c.doc.contains('"tool_calls":[')))
     _rewrite(sa.or_(_m.c.doc.contains("0001#"), openai), _new)
 
 
@@ -72,11 +66,8 @@ def _rewrite(where: Any, rewrite: Callable[[str, Row], str | None]) -> None:
     first = (sa.select(_m.c.conversation_id, _m.c.seq, _m.c.role, _m.c.doc, _m.c.text)
              .where(_m.c.doc.is_not(None), where).order_by(_m.c.conversation_id, _m.c.seq).limit(PAGE))
     after = first.where(sa.tuple_(_m.c.conversation_id, _m.c.seq) > sa.tuple_(sa.bindparam("c"), sa.bindparam("s")))
-    blocks = (sa.select(_b.c.kind, _b.c.call_id, _b.c.tool_name, _b.c.payload, _b.c.text, _b.c.media_type,
-                        _b.c.blob_sha256)
+    blocks = (sa.select(_b.c.kind, _b.c.call_id, _b.c.tool_name, _b.c.payload, _b.c.text)
               .where(_b.c.conversation_id == sa.bindparam("c"), _b.c.seq == sa.bindparam("s")).order_by(_b.c.position))
-    blob = sa.select(_blobs.c.data).where(_blobs.c.conversation_id == sa.bindparam("c"),
-                                          _blobs.c.sha256 == sa.bindparam("h"))
     put = (_m.update().where(_m.c.conversation_id == sa.bindparam("c"), _m.c.seq == sa.bindparam("s"))
            .values(doc=sa.bindparam("d")))
     rows = bind.execute(first).all()
@@ -84,7 +75,7 @@ def _rewrite(where: Any, rewrite: Callable[[str, Row], str | None]) -> None:
         updates = []
         for cid, seq, role, doc, text in rows:
             found = [tuple(row) for row in bind.execute(blocks, {"c": cid, "s": seq})]
-            row = Row(role, _text(text), found, lambda sha, cid=cid: bind.execute(blob, {"c": cid, "h": sha}).scalar())
+            row = Row(role, _text(text), found)
             if (new := rewrite(doc, row)) != doc:
                 updates.append({"c": cid, "s": seq, "d": new})
         if updates:
@@ -100,12 +91,12 @@ def _new(doc: str, row: Row) -> str | None:
         return _text_put_back(leads, item, row)
     if not isinstance(item, dict) or any(not isinstance(lead, str) or lead[:1] != HOLE for lead in leads):
         return doc  # several items: no lead
-    kind, call_id, _, _, text, _, _ = row.blocks[0] if row.blocks else (None,) * 7
+    kind, call_id, _, _, text = row.blocks[0] if row.blocks else (None,) * 5
     if row.role == "tool" and kind == "tool_result" and list(item) == ["role", "tool_call_id", "content"] \
             and item["role"] == "tool" and item["tool_call_id"] == _text(call_id) and _text(text) is not None \
             and (leads, item["content"]) in (([HOLE + "content"], HOLE), ([], _text(text))):
         return ""
-    added = _calls_left_out(leads, item, row) + _images_left_out(doc, item, row)
+    added = _calls_left_out(leads, item, row)
     if not added:
         return doc
     kept = [lead for lead in leads if lead[1:2] != "@" or f"{HOLE}#{lead[2:]}" not in added]
@@ -125,22 +116,6 @@ def _calls_left_out(leads: list[str], item: dict[str, Any], row: Row) -> list[st
             return []
     item["tool_calls"] = [HOLE] * len(calls)
     return [f"{HOLE}#{k}" for k in range(len(calls))]
-
-
-def _images_left_out(doc: str, item: dict[str, Any], row: Row) -> list[str]:
-    """Leave out the ``data:`` URL of each image in the content part of its block's position, found
-    once in the document: their leads."""
-    content, leads = item.get("content"), []
-    for position, (kind, *_, media_type, sha) in enumerate(row.blocks):
-        if kind != "image" or sha is None or not isinstance(content, list) or position >= len(content):
-            continue
-        part = content[position]
-        url = _url(media_type, row.blob(sha))
-        if isinstance(part, dict) and isinstance(image := part.get("image_url"), dict) and image.get("url") == url \
-                and url is not None and doc.count('"url":' + orjson.dumps(url).decode()) == 1:
-            image["url"] = HOLE
-            leads.append(f"{HOLE}#u{position}")
-    return leads
 
 
 def _text_put_back(leads: list[Any], item: Any, row: Row) -> str | None:
@@ -173,13 +148,7 @@ def _old(doc: str, row: Row) -> str | None:
     leads, item = [v for v in values[:-1] if v[1:2] != "#"], values[-1]
     calls = [(_text(c), _text(n), _raw(p)) for k, c, n, p, *_ in row.blocks if k == "tool_call"]
     for lead in wanted:
-        if lead[2:3] == "u" and lead[3:].isdigit() and int(lead[3:]) < len(row.blocks):
-            *_, media_type, sha = row.blocks[int(lead[3:])]
-            url = None if sha is None else _url(media_type, row.blob(sha))
-            if url is None:
-                return None
-            item["content"][int(lead[3:])]["image_url"]["url"] = url
-        elif lead[2:].isdigit() and int(lead[2:]) < len(calls) and None not in calls[k := int(lead[2:])]:
+        if lead[2:].isdigit() and int(lead[2:]) < len(calls) and None not in calls[k := int(lead[2:])]:
             call_id, name, raw = calls[k]
             if len(raw) >= MIN_HOLE:
                 leads.append(f"{HOLE}@{k}")
@@ -188,13 +157,6 @@ def _old(doc: str, row: Row) -> str | None:
         else:
             return None
     return ",".join(orjson.dumps(v).decode() for v in [*leads, item])
-
-
-def _url(media_type: str | None, data: bytes | None) -> str | None:
-    """An image's ``data:`` URL as the OpenAI writer makes it."""
-    if data is None:
-        return None
-    return f"data:{_text(media_type) or 'application/octet-stream'};base64,{base64.b64encode(bytes(data)).decode()}"
 
 
 def _text(value: str | None) -> str | None:
