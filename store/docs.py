@@ -124,10 +124,10 @@ def hollow(doc: str | None, items: int, msg: Message, flat: bool = False) -> str
     message's first block row keeps (``codec.first_text``) is long enough and the item holds
     it as a JSON string, that string is :data:`HOLE`'s, and the document is led by another;
     so are an OpenAI item's calls (:func:`_call_holes`), and an OpenAI item its row says all of is
-    :data:`PLAIN`. A document
-    holding a string that starts with HOLE keeps none (a load would take it for a hole). ``flat``:
-    the document is an input item ``Format.verbatim`` accepts; in an OpenAI one (objects only in
-    its calls, none with a "content"), a ``"content":`` outside a string is the item's own key."""
+    :data:`PLAIN`. A document holding a string that starts with HOLE keeps none (a load would take
+    it for a hole). ``flat``: the document is an input item ``Format.verbatim`` accepts; in an
+    OpenAI one (objects only in its calls, none with a "content"), a ``"content":`` outside a
+    string is the item's own key."""
     if doc is None or _OPEN in doc:
         return None
     if items != 1:
