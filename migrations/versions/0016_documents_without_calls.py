@@ -96,11 +96,11 @@ def _new(doc: str, row: Row) -> str | None:
             and item["role"] == "tool" and item["tool_call_id"] == _text(call_id) and _text(text) is not None \
             and (leads, item["content"]) in (([HOLE + "content"], HOLE), ([], _text(text))):
         return ""
-    added = _calls_left_out(leads, item, row)
-    if not added:
+    calls = _calls_left_out(leads, item, row)
+    if not calls:
         return doc
-    kept = [lead for lead in leads if lead[1:2] != "@" or f"{HOLE}#{lead[2:]}" not in added]
-    return ",".join(orjson.dumps(v).decode() for v in [*kept, *added, item])
+    kept = [lead for lead in leads if lead[1:2] != "@"]  # every call is left out whole: no arguments' lead stays
+    return ",".join(orjson.dumps(v).decode() for v in [*kept, *calls, item])
 
 
 def _calls_left_out(leads: list[str], item: dict[str, Any], row: Row) -> list[str]:
