@@ -18,6 +18,7 @@ import orjson
 import uuid_utils
 
 from .gcpause import paused_gc
+from .lean import Plain
 from .limits import Budget
 from .model import BLOCK, MESSAGES, Block, Message
 from .schema import dumps
@@ -83,17 +84,24 @@ def dump_block(block: Block) -> dict[str, Any]:
     return payload
 
 
-def block_rows(msgs: Sequence[Message], dumped: Sequence[dict[str, Any]], *, conversation_id: str, first_seq: int,
+def block_rows(msgs: Sequence[Message | Plain], dumped: Sequence[dict[str, Any]], *, conversation_id: str, first_seq: int,
                blobs: BlobSink, budgets: Sequence[Budget]) -> tuple[list[dict[str, Any]], list[str | None]]:
     """The block rows of a batch stored from ``first_seq`` on, and the text each message row keeps
     (revision 0013): where a message's content is one plain text block (no field but its text), its
     text, and the message has no block row; most messages then take one row, not two.
 
     ``dumped`` is the batch dumped once (``MESSAGES.dump_python``): one call into
-    pydantic-core instead of one per block."""
+    pydantic-core instead of one per block. A :class:`~store.lean.Plain` gives its rows itself."""
     rows: list[dict[str, Any]] = []
     texts: list[str | None] = []
     for seq, (msg, dump, budget) in enumerate(zip(msgs, dumped, budgets), start=first_seq):
+        if msg.__class__ is Plain:
+            if msg.content:  # a tool result
+                texts.append(None)
+                rows.append(_result_row(msg, conversation_id, seq, budget))  # type: ignore[arg-type]
+            else:
+                texts.append(budget.text(_FIRST_TEXT, msg.text))  # type: ignore[union-attr]
+            continue
         if one_plain_text(msg):
             texts.append(budget.text(_FIRST_TEXT, msg.content[0].text))  # type: ignore[union-attr]
             continue
@@ -105,6 +113,19 @@ def block_rows(msgs: Sequence[Message], dumped: Sequence[dict[str, Any]], *, con
             rows.append(_block_row(kind, payload, conversation_id=conversation_id, seq=seq,
                                    position=position, blobs=blobs, budget=budget))
     return rows, texts
+
+
+_RESULT_AT = "block 0 (tool_result)"
+
+
+def _result_row(msg: Plain, conversation_id: str, seq: int, budget: Budget) -> dict[str, Any]:
+    """:func:`_block_row` of a plain tool result: its output, tool name and call id in their
+    columns, nothing else."""
+    return {
+        "conversation_id": conversation_id, "seq": seq, "position": 0, "kind": "tool_result", "blob_sha256": None,
+        "text": budget.text(_RESULT_AT, msg.text), "tool_name": budget.text(_RESULT_AT, msg.name, "tool_name"),
+        "call_id": budget.text(_RESULT_AT, msg.content[0].call_id, "call_id"), "media_type": None, "payload": None,
+    }
 
 
 def one_plain_text(msg: Message) -> bool:

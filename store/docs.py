@@ -30,7 +30,7 @@ Nor does a message's ``extras`` repeat a long string its document keeps (revisio
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -44,6 +44,7 @@ from .formats._ids import missing_ids
 from .holes import (
     CALL_LEADS, CONTENT as _CONTENT, HOLE, HOLE_JSON as _MARK, OPEN as _OPEN, PER_MESSAGE, PLAIN, PLAIN_ITEMS,
     TOOL_ITEM, Stored, from_call, leads, parse, put)
+from .lean import Plain, Result
 from .model import Message
 
 MIN_HOLE = 64
@@ -58,12 +59,12 @@ _TOOL_KEYS = ["role", "tool_call_id", "content"]
 _PLAIN_LEADS = {role: _CONTENT + item for role, item in PLAIN_ITEMS.items()}  # as stored before revision 0015
 
 
-class Batch(list[Message]):
+class Batch(list[Message | Plain]):
     """Messages read from input, with ``given``: for each, its source item as its document
     where the writer would give that item back as it is (``Format.verbatim``), else None.
     A slice is a batch of the slice's messages and documents."""
 
-    def __init__(self, msgs: Sequence[Message], given: Sequence[str | None]) -> None:
+    def __init__(self, msgs: Sequence[Message | Plain], given: Sequence[str | None]) -> None:
         super().__init__(msgs)
         self.given = list(given)
 
@@ -73,26 +74,37 @@ class Batch(list[Message]):
         return list.__getitem__(self, index)
 
 
-def read(data: Any, format: str) -> list[Message]:
+def read(data: Any, format: str) -> list[Message | Plain]:
     """``formats.read``, keeping as documents the input items its writer would give back as
-    they are (a :class:`Batch`): those messages are not written again to get their document."""
-    msgs, fmt, plain = read_marked(data, format)
+    they are (a :class:`Batch`): those messages are not written again to get their document.
+    An item its row says all of (:data:`PLAIN`) is read as a :class:`~store.lean.Plain`."""
+    msgs, fmt, plain = read_marked(data, format, _stand_in)
     if plain is None:
         return msgs
     items = message_list(data, fmt.name)
-    if len(items) != len(msgs):
-        return msgs
-    return Batch(msgs, [_given(item) if kept else None for item, kept in zip(items, plain)])
+    return Batch(msgs, [PLAIN if msg.__class__ is Plain else _item_doc(item) if kept else None
+                        for item, msg, kept in zip(items, msgs, plain)])
 
 
-def _given(item: Any) -> str | None:
+def _stand_in(item: dict[str, Any], names: Mapping[str, str]) -> Plain | None:
+    """An item its row says all of (:data:`PLAIN`): known without writing it, no JSON of its text
+    made, nor searched."""
     if len(item) == 2 and item.get("role") in PLAIN_ITEMS and list(item) == _ROLE_CONTENT \
             and (text := item["content"]).__class__ is str and text[:1] != HOLE:
-        return PLAIN  # known without writing it: no JSON of its text made, nor searched
+        return Plain(item["role"], text, "openai")
     if len(item) == 3 and item.get("role") == "tool" and list(item) == _TOOL_KEYS \
             and (text := item["content"]).__class__ is str and (call_id := item["tool_call_id"]).__class__ is str \
             and text[:1] != HOLE and call_id[:1] != HOLE:
-        return PLAIN
+        return Plain("tool", text, "openai", (Result(call_id),), names.get(call_id))
+    return None
+
+
+def _given(item: Any) -> str | None:
+    """The document of an item ``Format.verbatim`` accepts."""
+    return PLAIN if _stand_in(item, {}) is not None else _item_doc(item)
+
+
+def _item_doc(item: Any) -> str | None:
     data = orjson.dumps(item)
     return data.decode() if len(data) <= MAX_DOC else None
 
@@ -100,7 +112,7 @@ def _given(item: Any) -> str | None:
 _ROLE_CONTENT = ["role", "content"]
 
 
-def documents(msgs: Sequence[Message], skip: Collection[int] = ()) -> list[str | None]:
+def documents(msgs: Sequence[Message | Plain], skip: Collection[int] = ()) -> list[str | None]:
     """Each message as its source format writes it: JSON items separated by commas (a
     message may write several), or None where the canonical path has to write it, with the
     text of its first block left out (:func:`hollow`). ``skip``: the indexes of messages

@@ -23,6 +23,7 @@ from .chains import END, chain_of, within
 from .codec import BlobSink, block_rows, message_rows
 from .docs import documents
 from .kept_once import keep_once
+from .lean import Plain
 from .gcpause import paused_gc
 from .limits import Budget, Limits
 from .model import MESSAGES, Message
@@ -35,7 +36,7 @@ blobs_t = BlobRow.__table__
 tool_calls_t = ToolCallRow.__table__
 
 
-def insert(conn: sa.Connection, limits: Limits, conversation_id: str, msgs: Sequence[Message], *,
+def insert(conn: sa.Connection, limits: Limits, conversation_id: str, msgs: Sequence[Message | Plain], *,
            first_seq: int, fresh: bool, index_base: int, chunk: int,
            progress: Callable[[int], None] | None = None) -> None:
     """Insert ``msgs`` at ``first_seq`` in chunks of ``chunk`` messages (bounded rows in memory,
@@ -65,7 +66,7 @@ class Linked:
     since: int = END  # no seq in ``starts`` is lower
 
     @classmethod
-    def look_up(cls, conn: sa.Connection, conversation_id: str, msgs: Sequence[Message], *, first_seq: int,
+    def look_up(cls, conn: sa.Connection, conversation_id: str, msgs: Sequence[Message | Plain], *, first_seq: int,
                 fresh: bool) -> Linked:
         known = {} if fresh else _known_calls(conn, conversation_id, links.referenced_call_ids(msgs))
         lo = links.earliest_open_call(msgs, known)
@@ -104,7 +105,7 @@ class ChunkRows:
     link_updates: list[dict[str, Any]]
 
 
-def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message], *, first_seq: int,
+def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message | Plain], *, first_seq: int,
                index_base: int = 0, known: dict[str, links.KnownCall] | None = None,
                prior_starts: dict[int, int] | None = None) -> ChunkRows:
     """The rows of ``msgs`` stored from ``first_seq`` on, checked against ``limits``
@@ -113,7 +114,7 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message], *,
     blobs = BlobSink(conversation_id)
     with paused_gc():  # pure CPU, no I/O inside: the collector is back on before anything else runs
         budgets = [Budget(index_base + i, limits) for i in range(len(msgs))]
-        dumped = MESSAGES.dump_python(list(msgs), exclude_defaults=True)
+        dumped = _dumped(msgs)
         blocks, texts = block_rows(msgs, dumped, conversation_id=conversation_id, first_seq=first_seq, blobs=blobs,
                             budgets=budgets)
         plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
@@ -125,6 +126,12 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message], *,
         for budget in budgets:
             budget.check()
     return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates)
+
+
+def _dumped(msgs: Sequence[Message | Plain]) -> list[dict[str, Any]]:
+    """Each message's fields (``exclude_defaults``): the canonical ones dumped in one call."""
+    full = iter(MESSAGES.dump_python([m for m in msgs if m.__class__ is not Plain], exclude_defaults=True))
+    return [m.dump() if m.__class__ is Plain else next(full) for m in msgs]  # type: ignore[union-attr]
 
 
 def write_rows(conn: sa.Connection, conversation_id: str, rows: ChunkRows, *, fresh: bool) -> None:

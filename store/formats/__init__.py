@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import ConvstoreError, FormatDetectionError, InputError, UnknownFormatError
 from ..gcpause import paused_gc
 from ..limits import check_input
-from ..model import Message
+from ..model import MESSAGES as CANONICAL, Message
 from . import (
     agent_framework,
     agentscope,
@@ -51,15 +51,16 @@ class Format:
     verbatim: Callable[[Any], bool] | None = None
     """Whether ``write_message`` gives an input item back as it is (then the item is its
     message's stored document, not written again); for formats reading an item per message."""
-    read_marked: Callable[[Any], tuple[list[Message], list[bool]]] | None = None
-    """``to_canonical``, and for each input item whether ``verbatim`` accepts it (the reader
-    tells it anyway: it reads those items without their source models)."""
+    read_fields: Callable[..., tuple[list[Any], list[bool]]] | None = None
+    """``to_canonical`` before the canonical model validates its fields (dicts), and for each
+    input item whether ``verbatim`` accepts it (the reader tells it anyway: it reads those items
+    without their source models); its second argument is ``read_marked``'s ``stand_in``."""
 
     @classmethod
     def from_module(cls, module: ModuleType, description: str) -> Format:
         return cls(module.NAME, module.to_canonical, module.from_canonical, module.looks_like, description,
                    getattr(module, "to_canonical_stream", None), getattr(module, "write_message", None),
-                   getattr(module, "verbatim", None), getattr(module, "read_marked", None))
+                   getattr(module, "verbatim", None), getattr(module, "read_fields", None))
 
 
 _ADAPTERS: tuple[tuple[ModuleType, str], ...] = (
@@ -119,20 +120,38 @@ def read(data: Any, format: str) -> list[Message]:
     return read_marked(data, format)[0]
 
 
-def read_marked(data: Any, format: str) -> tuple[list[Message], Format, list[bool] | None]:
+def read_marked(data: Any, format: str, stand_in: StandIn | None = None,
+                ) -> tuple[list[Any], Format, list[bool] | None]:
     """:func:`read`, the format read, and for each input item whether its ``verbatim``
-    accepts it (None: the format has no such test)."""
+    accepts it (None: the format has no such test). ``stand_in(item, names)`` may give, for
+    an item ``verbatim`` accepts, what to take instead of its canonical message, which is then
+    neither made nor validated (``names``: the tool names of the calls before it, by call id)."""
     if format == "auto":
         format = detect(data)
     fmt = get_format(format)
     check_input(data, fmt.name)
     try:
-        if fmt.read_marked is None:
+        if fmt.read_fields is None:
             return fmt.to_canonical(data), fmt, None
-        msgs, plain = fmt.read_marked(data)
-        return msgs, fmt, plain
+        fields, plain = fmt.read_fields(data, stand_in)
+        return _validated(fields, lambda: fmt.read_fields(data)[0]), fmt, plain  # type: ignore[misc]
     except (RecursionError, ValueError, UnicodeError, OverflowError) as exc:
         raise _input_error(exc, f"cannot read {fmt.name} input") from None
+
+
+StandIn = Callable[[Any, Mapping[str, str]], Any]
+
+
+def _validated(fields: list[Any], every: Callable[[], list[dict[str, Any]]]) -> list[Any]:
+    """Canonical messages of the fields (dicts); stand-ins as they are."""
+    if all(f.__class__ is dict for f in fields):
+        return CANONICAL.validate_python(fields)
+    try:
+        validated = iter(CANONICAL.validate_python([f for f in fields if f.__class__ is dict]))
+    except ValueError:  # its error located in the whole input: read again without stand-ins
+        CANONICAL.validate_python(every())
+        raise
+    return [next(validated) if f.__class__ is dict else f for f in fields]
 
 
 NEEDS_CALL_IDS = frozenset({"openai", "openai-responses", "anthropic", "docent"})

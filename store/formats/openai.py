@@ -9,7 +9,7 @@ The writer is :mod:`._openai_write`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -226,14 +226,16 @@ class _Reader:
         self.legacy_pending: dict[str, list[str]] = {}
         self.names: dict[str, str] = {}
 
-    def read(self, items: list[Any], base: int = 0) -> tuple[list[dict[str, Any]], list[bool]]:
+    def read(self, items: list[Any], base: int = 0, stand_in: StandIn | None = None) -> tuple[list[Any], list[bool]]:
         """The canonical fields of ``items`` (``base``: the first one's index in the input), and
         which of them :func:`verbatim` accepts.
 
         An item :func:`verbatim` accepts is read as it is: its plain types are its validation,
         and building and walking source models would cost more than all the rest of the read
         (a property test holds :meth:`plain` to the models' path). The others are validated
-        with the source models, in one call."""
+        with the source models, in one call. ``stand_in(item, names)`` may give, for an item
+        :func:`verbatim` accepts, what to take instead of its fields (``names``: the tool names of
+        the calls read so far)."""
         simple = [verbatim(item) for item in items]
         others = [item for item, plain in zip(items, simple) if not plain]
         try:
@@ -241,7 +243,11 @@ class _Reader:
         except ValidationError:  # located in the whole input (its plain items are valid: the same errors)
             validate(MESSAGES, items, NAME, first=base)
             raise
-        return [self.plain(item, base + i) if plain else self.message(next(parsed), base + i)
+        if stand_in is None:
+            return [self.plain(item, base + i) if plain else self.message(next(parsed), base + i)
+                    for i, (item, plain) in enumerate(zip(items, simple))], simple
+        return [self.message(next(parsed), base + i) if not plain
+                else stood if (stood := stand_in(item, self.names)) is not None else self.plain(item, base + i)
                 for i, (item, plain) in enumerate(zip(items, simple))], simple
 
     def plain(self, item: dict[str, Any], index: int) -> dict[str, Any]:
@@ -330,9 +336,17 @@ def to_canonical(data: Any) -> list[Message]:
 
 def read_marked(data: Any) -> tuple[list[Message], list[bool]]:
     """:func:`to_canonical`, and for each item whether :func:`verbatim` accepts it."""
-    items = message_list(data, NAME)
-    fields, plain = _Reader().read(items)
+    fields, plain = read_fields(data)
     return CANONICAL.validate_python(fields), plain
+
+
+def read_fields(data: Any, stand_in: StandIn | None = None) -> tuple[list[Any], list[bool]]:
+    """:func:`read_marked` before the canonical validation: each message's fields as a dict
+    (or what ``stand_in`` gives for it, see ``_Reader.read``)."""
+    return _Reader().read(message_list(data, NAME), stand_in=stand_in)
+
+
+StandIn = Callable[[Any, Mapping[str, str]], Any]
 
 
 def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
@@ -411,4 +425,4 @@ def verbatim(item: Any) -> bool:
 
 from ._openai_write import from_canonical, write_message  # noqa: E402  (the writer imports the names above)
 
-__all__ = ["NAME", "from_canonical", "looks_like", "read_marked", "to_canonical", "to_canonical_stream"]
+__all__ = ["NAME", "from_canonical", "looks_like", "read_fields", "read_marked", "to_canonical", "to_canonical_stream"]

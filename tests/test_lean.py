@@ -1,0 +1,111 @@
+"""Plain OpenAI items are stored straight from the item (store.lean): the very same rows, and the
+very same errors, as the canonical path gives for them."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from store import docs, links, rows
+from store.errors import ConvstoreError
+from store.formats import read, read_marked
+from store.holes import HOLE
+from store.lean import Plain
+from store.limits import Limits
+from tests.samples import OPENAI_CHAT, chat
+
+
+def lean_path(items: list[Any]) -> list[Any]:
+    return docs.read(items, "openai")
+
+
+def canonical_path(items: list[Any]) -> docs.Batch:
+    """``docs.read`` as it was before store.lean: a canonical message for every item."""
+    msgs, _, plain = read_marked(items, "openai")
+    assert plain is not None
+    return docs.Batch(msgs, [docs._given(item) if kept else None for item, kept in zip(items, plain)])
+
+
+def outcome(read_batch: Any, items: list[Any], limits: Limits, known: dict[str, bool]) -> Any:
+    """The rows of a chunk stored at seq 5 after the stored calls ``known`` (id -> answered), or
+    the error on the way."""
+    try:
+        batch = read_batch(copy.deepcopy(items))
+        stored = {call_id: links.KnownCall(i, answered) for i, (call_id, answered) in enumerate(known.items())}
+        plan = rows.chunk_rows(limits, "c", batch, first_seq=5, index_base=2, known=stored,
+                               prior_starts={i: i for i in range(5)})
+    except ConvstoreError as exc:
+        return type(exc), str(exc)
+    return plan.messages, plan.blocks, plan.tool_calls, plan.link_updates, plan.blobs.rows
+
+
+_text = st.one_of(st.text(max_size=80), st.sampled_from(["", HOLE, HOLE + "x", "\ud800 lone", "x" * 300]))
+_id = st.one_of(st.sampled_from(["call_1", "call_2", "stored_1", "stored_2", ""]), st.text(max_size=5),
+                st.just("i" * 300))
+_call = st.builds(lambda i, n, a: {"id": i, "type": "function", "function": {"name": n, "arguments": a}},
+                  _id, st.sampled_from(["f", "g"]), st.sampled_from(["{}", '{"a": 1}', "not json", ""]))
+_items = st.one_of(
+    st.builds(lambda r, c: {"role": r, "content": c}, st.sampled_from(["system", "user", "assistant", "developer"]),
+              _text),
+    st.builds(lambda c, r: {"content": c, "role": r}, _text, st.sampled_from(["user", "tool"])),  # another order
+    st.builds(lambda i, c: {"role": "tool", "tool_call_id": i, "content": c}, _id, _text),
+    st.builds(lambda i, c: {"role": "tool", "content": c, "tool_call_id": i}, _id, _text),
+    st.builds(lambda c, calls: {"role": "assistant", "content": c, "tool_calls": calls},
+              st.one_of(st.none(), _text), st.lists(_call, max_size=2)),
+    st.builds(lambda r, c, extra: {"role": r, "content": c, **extra}, st.sampled_from(["user", "assistant"]), _text,
+              st.dictionaries(st.sampled_from(["name", "x_note", "reasoning_content"]), _text, max_size=2)),
+    st.builds(lambda c: {"role": "user", "content": [{"type": "text", "text": c}]}, _text),
+    st.builds(lambda i, c: {"role": "tool", "tool_call_id": i, "content": [{"type": "text", "text": c}]}, _id, _text),
+)
+
+_turn = st.builds(  # calls, then their results (which take their names), one perhaps twice or missing
+    lambda ids, texts, extra: [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": i, "type": "function", "function": {"name": f"tool_{i}", "arguments": "{}"}} for i in ids]},
+        *({"role": "tool", "tool_call_id": i, "content": t} for i, t in zip(ids + extra, texts))],
+    st.lists(_id, min_size=1, max_size=3, unique=True), st.lists(_text, max_size=4), st.lists(_id, max_size=1))
+_conversation = st.lists(st.one_of(_items.map(lambda item: [item]), _turn), max_size=6).map(
+    lambda parts: [item for part in parts for item in part])
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_conversation, st.sampled_from([Limits(), Limits(max_message_bytes=150)]),
+       st.dictionaries(st.sampled_from(["stored_1", "stored_2", "call_1"]), st.booleans(), max_size=2))
+def test_plain_items_give_the_rows_and_errors_of_the_canonical_path(items, limits, known):
+    assert outcome(lean_path, items, limits, known) == outcome(canonical_path, items, limits, known)
+
+
+@pytest.mark.parametrize("items", [OPENAI_CHAT, chat(40)], ids=["sample", "chat"])
+def test_the_samples_give_the_rows_of_the_canonical_path(items):
+    assert outcome(lean_path, items, Limits(), {}) == outcome(canonical_path, items, Limits(), {})
+
+
+def test_only_an_item_its_row_says_all_of_is_plain():
+    items = [
+        {"role": "user", "content": "hi"},
+        {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+        {"content": "hi", "role": "user"},  # written back in its own key order: a document
+        {"role": "user", "content": "hi", "name": "ana"},
+        {"role": "user", "content": HOLE + "hi"},  # a document could not be told from a hole
+        {"role": "developer", "content": "hi"},
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "call_2", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_2", "content": "done"},
+    ]
+    batch = docs.read(copy.deepcopy(items), "openai")
+    assert [type(m).__name__ for m in batch] == ["Plain", "Plain"] + ["Message"] * 5 + ["Plain"]
+    assert batch[7] == Plain("tool", "done", "openai", batch[7].content, "f")  # the name of its call
+    assert [m.role for m in batch] == [m.role for m in read(copy.deepcopy(items), "openai")]
+
+
+def test_a_read_error_names_the_item_in_the_whole_input():
+    items = [{"role": "user", "content": "hi"}] * 3 + [{"role": "user", "content": 7}]
+    with pytest.raises(ConvstoreError) as lean:
+        docs.read(copy.deepcopy(items), "openai")
+    with pytest.raises(ConvstoreError) as full:
+        read(copy.deepcopy(items), "openai")
+    assert str(lean.value) == str(full.value) and "3" in str(lean.value)
