@@ -84,7 +84,7 @@ def dump_block(block: Block) -> dict[str, Any]:
     return payload
 
 
-def block_rows(msgs: Sequence[Message | Plain], dumped: Sequence[dict[str, Any]], *, conversation_id: str, first_seq: int,
+def block_rows(msgs: Sequence[Message | Plain], dumped: Sequence[dict[str, Any] | None], *, conversation_id: str, first_seq: int,
                blobs: BlobSink, budgets: Sequence[Budget]) -> tuple[list[dict[str, Any]], list[str | None]]:
     """The block rows of a batch stored from ``first_seq`` on, and the text each message row keeps
     (revision 0013): where a message's content is one plain text block (no field but its text), its
@@ -303,11 +303,23 @@ def from_utc(value: datetime | None, offset: int | None) -> datetime | None:
 _MESSAGE_TEXT = ("source_role", "name", "source_format", "source_type", "external_id", "model")
 
 
-def message_rows(dumped: Sequence[dict[str, Any]], *, conversation_id: str, first_seq: int,
-                 window_starts: Sequence[int], budgets: Sequence[Budget],
+def message_rows(msgs: Sequence[Message | Plain], dumped: Sequence[dict[str, Any] | None], *, conversation_id: str,
+                 first_seq: int, window_starts: Sequence[int], budgets: Sequence[Budget],
                  docs: Sequence[str | None], texts: Sequence[str | None]) -> list[dict[str, Any]]:
+    """The message rows of a batch: ``dumped`` as :func:`block_rows` takes it (None for a
+    :class:`~store.lean.Plain`, whose row is its role and source format)."""
     rows = []
     for i, (dump, start, budget, doc, text) in enumerate(zip(dumped, window_starts, budgets, docs, texts)):
+        if dump is None:
+            msg = msgs[i]
+            rows.append({
+                "conversation_id": conversation_id, "seq": first_seq + i, "window_start": start, "role": msg.role,
+                "created_at": None, "utc_offset": None, "usage": None, "metadata": None, "extras": None,
+                "doc": doc, "text": text, "source_role": None, "name": None, "source_type": None,
+                "external_id": None, "model": None,
+                "source_format": budget.text("source_format", msg.source_format, "source_format"),
+            })
+            continue
         try:
             created_at, offset = to_utc(dump.get("created_at"))
         except OverflowError:  # 9999-12-31T23:00-05:00 has no UTC time within datetime's range

@@ -23,7 +23,7 @@ from .schema import MessageRow
 _m = MessageRow.__table__
 
 
-def keep_once(dumped: Sequence[dict[str, Any]], docs: list[str | None]) -> None:
+def keep_once(dumped: Sequence[dict[str, Any] | None], docs: list[str | None]) -> None:
     """Leave out of the dumped messages' ``extras`` the long strings their documents keep:
     where a key of ``extras[source_format]["fields"]`` holds a string of :data:`MIN_HOLE`
     characters or more, and the item of the message's one-item document holds the same
@@ -31,6 +31,8 @@ def keep_once(dumped: Sequence[dict[str, Any]], docs: list[str | None]) -> None:
     the document; :func:`fill` puts it back for the others). A message whose fields hold
     HOLE itself keeps no document: a read would take the value for a stand-in."""
     for index, dump in enumerate(dumped):
+        if dump is None:  # a plain item (``store.lean``): no extras
+            continue
         fields = _fields(dump.get("extras"), dump.get("source_format"))
         if fields is None or docs[index] is None:
             continue

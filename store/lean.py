@@ -33,8 +33,3 @@ class Plain:
     source_format: str
     content: tuple[Result, ...] = ()
     name: str | None = None
-
-    def dump(self) -> dict[str, Any]:
-        """The message's fields as ``MESSAGES.dump_python(exclude_defaults=True)`` gives them, but
-        its content (which ``codec.block_rows`` takes from the stand-in)."""
-        return {"role": self.role, "source_format": self.source_format}

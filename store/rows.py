@@ -121,17 +121,17 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message | Pl
                           known=known or {}, prior_starts=prior_starts or {})
         docs = documents(msgs, skip=plan.unanswered)
         keep_once(dumped, docs)
-        rows = message_rows(dumped, conversation_id=conversation_id, first_seq=first_seq,
+        rows = message_rows(msgs, dumped, conversation_id=conversation_id, first_seq=first_seq,
                             window_starts=plan.window_starts, budgets=budgets, docs=docs, texts=texts)
         for budget in budgets:
             budget.check()
     return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates)
 
 
-def _dumped(msgs: Sequence[Message | Plain]) -> list[dict[str, Any]]:
-    """Each message's fields (``exclude_defaults``): the canonical ones dumped in one call."""
+def _dumped(msgs: Sequence[Message | Plain]) -> list[dict[str, Any] | None]:
+    """Each canonical message's fields (``exclude_defaults``), dumped in one call; None for a Plain."""
     full = iter(MESSAGES.dump_python([m for m in msgs if m.__class__ is not Plain], exclude_defaults=True))
-    return [m.dump() if m.__class__ is Plain else next(full) for m in msgs]  # type: ignore[union-attr]
+    return [None if m.__class__ is Plain else next(full) for m in msgs]
 
 
 def write_rows(conn: sa.Connection, conversation_id: str, rows: ChunkRows, *, fresh: bool) -> None:
