@@ -12,7 +12,7 @@ holds the two to the very same rows and the very same errors (tests/test_lean.py
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 
 class Result(NamedTuple):
