@@ -18,7 +18,7 @@ import orjson
 import uuid_utils
 
 from .gcpause import paused_gc
-from .lean import Plain
+from .lean import Plain, Writable
 from .limits import Budget
 from .model import BLOCK, MESSAGES, Block, Message
 from .schema import dumps
@@ -84,8 +84,8 @@ def dump_block(block: Block) -> dict[str, Any]:
     return payload
 
 
-def block_rows(msgs: Sequence[Message | Plain], dumped: Sequence[dict[str, Any] | None], *, conversation_id: str, first_seq: int,
-               blobs: BlobSink, budgets: Sequence[Budget]) -> tuple[list[dict[str, Any]], list[str | None]]:
+def block_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | None], *, conversation_id: str,
+               first_seq: int, blobs: BlobSink, budgets: Sequence[Budget]) -> tuple[list[dict[str, Any]], list[str | None]]:
     """The block rows of a batch stored from ``first_seq`` on, and the text each message row keeps
     (revision 0013): where a message's content is one plain text block (no field but its text), its
     text, and the message has no block row; most messages then take one row, not two.
@@ -303,7 +303,7 @@ def from_utc(value: datetime | None, offset: int | None) -> datetime | None:
 _MESSAGE_TEXT = ("source_role", "name", "source_format", "source_type", "external_id", "model")
 
 
-def message_rows(msgs: Sequence[Message | Plain], dumped: Sequence[dict[str, Any] | None], *, conversation_id: str,
+def message_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | None], *, conversation_id: str,
                  first_seq: int, window_starts: Sequence[int], budgets: Sequence[Budget],
                  docs: Sequence[str | None], texts: Sequence[str | None]) -> list[dict[str, Any]]:
     """The message rows of a batch: ``dumped`` as :func:`block_rows` takes it (None for a

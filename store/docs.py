@@ -44,7 +44,7 @@ from .formats._ids import missing_ids
 from .holes import (
     CALL_LEADS, CONTENT as _CONTENT, HOLE, HOLE_JSON as _MARK, OPEN as _OPEN, PER_MESSAGE, PLAIN, PLAIN_ITEMS,
     TOOL_ITEM, Stored, from_call, leads, parse, put)
-from .lean import Plain, Result
+from .lean import Plain, Result, Writable
 from .model import Message
 
 MIN_HOLE = 64
@@ -59,12 +59,12 @@ _TOOL_KEYS = ["role", "tool_call_id", "content"]
 _PLAIN_LEADS = {role: _CONTENT + item for role, item in PLAIN_ITEMS.items()}  # as stored before revision 0015
 
 
-class Batch(list[Message | Plain]):
+class Batch(list[Writable]):
     """Messages read from input, with ``given``: for each, its source item as its document
     where the writer would give that item back as it is (``Format.verbatim``), else None.
     A slice is a batch of the slice's messages and documents."""
 
-    def __init__(self, msgs: Sequence[Message | Plain], given: Sequence[str | None]) -> None:
+    def __init__(self, msgs: Sequence[Writable], given: Sequence[str | None]) -> None:
         super().__init__(msgs)
         self.given = list(given)
 
@@ -74,7 +74,7 @@ class Batch(list[Message | Plain]):
         return list.__getitem__(self, index)
 
 
-def read(data: Any, format: str) -> list[Message | Plain]:
+def read(data: Any, format: str) -> list[Writable]:
     """``formats.read``, keeping as documents the input items its writer would give back as
     they are (a :class:`Batch`): those messages are not written again to get their document.
     An item its row says all of (:data:`PLAIN`) is read as a :class:`~store.lean.Plain`."""
@@ -112,7 +112,7 @@ def _item_doc(item: Any) -> str | None:
 _ROLE_CONTENT = ["role", "content"]
 
 
-def documents(msgs: Sequence[Message | Plain], skip: Collection[int] = ()) -> list[str | None]:
+def documents(msgs: Sequence[Writable], skip: Collection[int] = ()) -> list[str | None]:
     """Each message as its source format writes it: JSON items separated by commas (a
     message may write several), or None where the canonical path has to write it, with the
     text of its first block left out (:func:`hollow`). ``skip``: the indexes of messages

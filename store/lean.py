@@ -12,7 +12,9 @@ holds the two to the very same rows and the very same errors (tests/test_lean.py
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, TypeAlias
+
+from .model import Message
 
 
 class Result(NamedTuple):
@@ -33,3 +35,7 @@ class Plain:
     source_format: str
     content: tuple[Result, ...] = ()
     name: str | None = None
+
+
+Writable: TypeAlias = Message | Plain
+"""What a write takes: canonical messages, with plain items standing in for some."""

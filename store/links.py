@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import DuplicateToolCallError
-from .lean import Plain
-from .model import Message
+from .lean import Writable
 
 
 @dataclass
@@ -37,7 +36,7 @@ class LinkPlan:
     """Offsets of the messages holding a result that answers no call stored or written before it."""
 
 
-def referenced_call_ids(messages: Sequence[Message | Plain]) -> set[str]:
+def referenced_call_ids(messages: Sequence[Writable]) -> set[str]:
     return {
         block.call_id
         for msg in messages
@@ -46,7 +45,7 @@ def referenced_call_ids(messages: Sequence[Message | Plain]) -> set[str]:
     }
 
 
-def earliest_open_call(messages: Sequence[Message | Plain], known: Mapping[str, KnownCall]) -> int | None:
+def earliest_open_call(messages: Sequence[Writable], known: Mapping[str, KnownCall]) -> int | None:
     """The seq of the earliest stored call this batch answers: window starts are needed from there."""
     seqs = [
         known[b.call_id].call_seq
@@ -57,7 +56,7 @@ def earliest_open_call(messages: Sequence[Message | Plain], known: Mapping[str, 
     return min(seqs, default=None)
 
 
-def plan(messages: Sequence[Message | Plain], *, conversation_id: str, first_seq: int, index_base: int = 0,
+def plan(messages: Sequence[Writable], *, conversation_id: str, first_seq: int, index_base: int = 0,
          known: Mapping[str, KnownCall], prior_starts: Mapping[int, int]) -> LinkPlan:
     """New link rows, updates of stored calls answered now, and each message's window start.
 

@@ -27,7 +27,7 @@ from .errors import ConversationNotFoundError, InputError, SharedHistoryError
 from .fetch import messages as _messages
 from .limits import Limits
 from .prepared import Prepared
-from .lean import Plain
+from .lean import Writable
 from .model import Conversation, ConversationUsage, Message
 from .schema import BlobRow, BlockRow, ConversationRow, ConversationTagRow, MessageRow, SearchRow, ToolCallRow
 
@@ -264,7 +264,7 @@ def pop_item(conn: sa.Connection, scope: Scope, conversation_id: str,
     return None
 
 
-def replace(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message | Plain], *,
+def replace(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Writable], *,
             progress: Callable[[int], None] | None) -> None:
     """The conversation's messages become ``msgs`` (its id, key and metadata stay)."""
     truncate(conn, scope, conversation_id, 0)
@@ -317,14 +317,14 @@ def truncate(conn: sa.Connection, scope: Scope, conversation_id: str, keep: int)
 # --- writing messages --------------------------------------------------------------
 
 
-def save(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message | Plain], *,
+def save(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Writable], *,
          progress: Callable[[int], None] | None, **fields: Any) -> None:
     """A new conversation holding ``msgs``; ``fields`` are its own (see ``new_conversation``)."""
     new_conversation(conn, scope, conversation_id, message_count=len(msgs), **fields)
     insert(conn, scope, conversation_id, msgs, first_seq=0, fresh=True, progress=progress)
 
 
-def append(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message | Plain], *,
+def append(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Writable], *,
            progress: Callable[[int], None] | None) -> None:
     """``msgs`` at the end of the conversation, its row locked meanwhile."""
     first = reserve(conn, scope, conversation_id, len(msgs))
@@ -356,7 +356,7 @@ def _insert_stream(conn: sa.Connection, scope: Scope, conversation_id: str, chun
     return done
 
 
-def insert(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Message | Plain], *,
+def insert(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Writable], *,
            first_seq: int, fresh: bool, progress: Callable[[int], None] | None = None, index_base: int = 0) -> None:
     """Insert at ``first_seq`` (reserved by the caller) in chunks (bounded memory, progress
     to report), all in the caller's transaction. Errors name message ``index_base + i``."""

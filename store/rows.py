@@ -23,10 +23,10 @@ from .chains import END, chain_of, within
 from .codec import BlobSink, block_rows, message_rows
 from .docs import documents
 from .kept_once import keep_once
-from .lean import Plain
+from .lean import Plain, Writable
 from .gcpause import paused_gc
 from .limits import Budget, Limits
-from .model import MESSAGES, Message
+from .model import MESSAGES
 from .prepared import Prepared, pipelined
 from .schema import BlobRow, BlockRow, MessageRow, ToolCallRow
 
@@ -36,7 +36,7 @@ blobs_t = BlobRow.__table__
 tool_calls_t = ToolCallRow.__table__
 
 
-def insert(conn: sa.Connection, limits: Limits, conversation_id: str, msgs: Sequence[Message | Plain], *,
+def insert(conn: sa.Connection, limits: Limits, conversation_id: str, msgs: Sequence[Writable], *,
            first_seq: int, fresh: bool, index_base: int, chunk: int,
            progress: Callable[[int], None] | None = None) -> None:
     """Insert ``msgs`` at ``first_seq`` in chunks of ``chunk`` messages (bounded rows in memory,
@@ -66,7 +66,7 @@ class Linked:
     since: int = END  # no seq in ``starts`` is lower
 
     @classmethod
-    def look_up(cls, conn: sa.Connection, conversation_id: str, msgs: Sequence[Message | Plain], *, first_seq: int,
+    def look_up(cls, conn: sa.Connection, conversation_id: str, msgs: Sequence[Writable], *, first_seq: int,
                 fresh: bool) -> Linked:
         known = {} if fresh else _known_calls(conn, conversation_id, links.referenced_call_ids(msgs))
         lo = links.earliest_open_call(msgs, known)
@@ -105,7 +105,7 @@ class ChunkRows:
     link_updates: list[dict[str, Any]]
 
 
-def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message | Plain], *, first_seq: int,
+def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Writable], *, first_seq: int,
                index_base: int = 0, known: dict[str, links.KnownCall] | None = None,
                prior_starts: dict[int, int] | None = None) -> ChunkRows:
     """The rows of ``msgs`` stored from ``first_seq`` on, checked against ``limits``
@@ -128,7 +128,7 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Message | Pl
     return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates)
 
 
-def _dumped(msgs: Sequence[Message | Plain]) -> list[dict[str, Any] | None]:
+def _dumped(msgs: Sequence[Writable]) -> list[dict[str, Any] | None]:
     """Each canonical message's fields (``exclude_defaults``), dumped in one call; None for a Plain."""
     full = iter(MESSAGES.dump_python([m for m in msgs if m.__class__ is not Plain], exclude_defaults=True))
     return [None if m.__class__ is Plain else next(full) for m in msgs]

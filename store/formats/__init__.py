@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -28,7 +28,7 @@ from . import (
     qwen,
     vercel_ai,
 )
-from ._common import Loss, Losses
+from ._common import Loss, Losses, StandIn
 from ._ids import fill_call_ids
 
 __all__ = ["FORMATS", "Format", "Loss", "Losses", "convert", "detect", "get_format", "read", "write"]
@@ -137,9 +137,6 @@ def read_marked(data: Any, format: str, stand_in: StandIn | None = None,
         return _validated(fields, lambda: fmt.read_fields(data)[0]), fmt, plain  # type: ignore[misc]
     except (RecursionError, ValueError, UnicodeError, OverflowError) as exc:
         raise _input_error(exc, f"cannot read {fmt.name} input") from None
-
-
-StandIn = Callable[[Any, Mapping[str, str]], Any]
 
 
 def _validated(fields: list[Any], every: Callable[[], list[dict[str, Any]]]) -> list[Any]:

@@ -6,7 +6,7 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +16,10 @@ import pydantic
 from .. import exactjson
 from ..errors import LossError, SchemaError
 from ..limits import MAX_DEPTH, json_problem
+
+StandIn = Callable[[Any, Mapping[str, str]], Any]
+"""``formats.read_marked``'s ``stand_in``: what to take for an input item instead of its canonical
+message (None: the message), given the item and the tool names of the calls read before it."""
 
 _TYPE_LABEL = re.compile(r"^(str|int|float|bool|none|dict|list|bytes)$|[\[\]]|^function-")
 

@@ -9,7 +9,7 @@ The writer is :mod:`._openai_write`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from ..errors import SchemaError
 from ..model import MESSAGES as CANONICAL
 from ..model import Message
-from ._common import message_list, unknown_fields, b64decode_exact, parse_data_uri, parse_json, validate
+from ._common import StandIn, message_list, unknown_fields, b64decode_exact, parse_data_uri, parse_json, validate
 
 NAME = "openai"
 
@@ -226,7 +226,8 @@ class _Reader:
         self.legacy_pending: dict[str, list[str]] = {}
         self.names: dict[str, str] = {}
 
-    def read(self, items: list[Any], base: int = 0, stand_in: StandIn | None = None) -> tuple[list[Any], list[bool]]:
+    def read(self, items: list[Any], base: int = 0,
+             stand_in: StandIn | None = None) -> tuple[list[Any], list[bool]]:
         """The canonical fields of ``items`` (``base``: the first one's index in the input), and
         which of them :func:`verbatim` accepts.
 
@@ -346,9 +347,6 @@ def read_fields(data: Any, stand_in: StandIn | None = None) -> tuple[list[Any], 
     return _Reader().read(message_list(data, NAME), stand_in=stand_in)
 
 
-StandIn = Callable[[Any, Mapping[str, str]], Any]
-
-
 def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
     """:func:`to_canonical` chunk by chunk, with the same result as on the whole list:
     one reader spans the chunks (a result finds its call's name in an earlier chunk)
@@ -425,4 +423,5 @@ def verbatim(item: Any) -> bool:
 
 from ._openai_write import from_canonical, write_message  # noqa: E402  (the writer imports the names above)
 
-__all__ = ["NAME", "from_canonical", "looks_like", "read_fields", "read_marked", "to_canonical", "to_canonical_stream"]
+__all__ = ["NAME", "from_canonical", "looks_like", "read_fields", "read_marked", "to_canonical",
+           "to_canonical_stream"]
