@@ -22,7 +22,8 @@ string, the document holds :data:`HOLE`'s string there instead and starts with a
 block row says (revision 0016), else its arguments of that length (revision 0014). An OpenAI item
 that is its role and its text alone, half of an agent's messages, is stored as an empty document
 (:data:`PLAIN`, revision 0015): its row says it all; so is a tool result of its call id and its
-text (revision 0016).
+text (revision 0016). Such an item is read as a :class:`~store.lean.Plain`, not a canonical message:
+its rows are built straight from it.
 
 Nor does a message's ``extras`` repeat a long string its document keeps (revision 0012,
 :mod:`store.kept_once`).
