@@ -7,6 +7,7 @@ import copy
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -72,8 +73,11 @@ _conversation = st.lists(st.one_of(_items.map(lambda item: [item]), _turn), max_
     lambda parts: [item for part in parts for item in part])
 
 
+_limits = st.sampled_from([Limits(), Limits(max_message_bytes=150), Limits(max_message_bytes=150, escaped=True)])
+
+
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_conversation, st.sampled_from([Limits(), Limits(max_message_bytes=150)]),
+@given(_conversation, _limits,
        st.dictionaries(st.sampled_from(["stored_1", "stored_2", "call_1"]), st.booleans(), max_size=2))
 def test_plain_items_give_the_rows_and_errors_of_the_canonical_path(items, limits, known):
     assert outcome(lean_path, items, limits, known) == outcome(canonical_path, items, limits, known)
@@ -109,3 +113,28 @@ def test_a_read_error_names_the_item_in_the_whole_input():
     with pytest.raises(ConvstoreError) as full:
         read(copy.deepcopy(items), "openai")
     assert str(lean.value) == str(full.value) and "3" in str(lean.value)
+
+
+def _rows(store: Any, cid: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row the conversation holds, but its id."""
+    key = cid.replace("-", "") if store.engine.dialect.name != "postgresql" else cid
+    out = {}
+    with store.engine.connect() as conn:
+        for table in ("messages", "blocks", "tool_calls"):
+            found = conn.execute(sa.text(f"SELECT * FROM {table} WHERE conversation_id = :c"), {"c": key})
+            out[table] = sorted((tuple(v for k, v in row._mapping.items() if k != "conversation_id") for row in found),
+                                key=repr)
+    return out
+
+
+def test_a_save_and_appends_store_the_rows_of_the_canonical_path(store, monkeypatch):
+    items = [*OPENAI_CHAT, *chat(12), {"role": "tool", "tool_call_id": "nobody", "content": "stray"}]
+    lean = store.save(copy.deepcopy(items[:20]))
+    for item in items[20:]:
+        store.append(lean, [copy.deepcopy(item)])
+    monkeypatch.setattr(docs, "_stand_in", lambda item, names: None)  # every item a canonical message
+    full = store.save(copy.deepcopy(items[:20]))
+    for item in items[20:]:
+        store.append(full, [copy.deepcopy(item)])
+    assert _rows(store, lean) == _rows(store, full)
+    assert store.load(lean) == store.load(full) == items
