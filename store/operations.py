@@ -25,9 +25,9 @@ from .chains import END as _END, Chain, chain_for, chain_of, within
 from .codec import blob_refs, from_utc
 from .errors import ConversationNotFoundError, InputError, SharedHistoryError
 from .fetch import messages as _messages
+from .lean import Writable
 from .limits import Limits
 from .prepared import Prepared
-from .lean import Writable
 from .model import Conversation, ConversationUsage, Message
 from .schema import BlobRow, BlockRow, ConversationRow, ConversationTagRow, MessageRow, SearchRow, ToolCallRow
 

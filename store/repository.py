@@ -23,6 +23,7 @@ from .formats import Loss, get_format, read, write
 from .formats._common import validate
 from .gcpause import paused_gc
 from .limits import Limits, check_metadata, check_text
+from .lean import Writable
 from .model import MESSAGES, Conversation, Message, Page, ToolCallRecord, ToolStatus
 from .operations import ConversationInfo, Scope
 
@@ -71,7 +72,7 @@ class StoreBase:
     def scope(self) -> Scope:
         return Scope(self.namespace, self.limits)
 
-    def _canonical(self, messages: Any, format: str | None) -> list[Message]:
+    def _canonical(self, messages: Any, format: str | None) -> list[Writable]:
         format = format or self.format
         if format == "canonical":  # Message objects pass as they are; dicts are validated, errors located
             return validate(MESSAGES, messages, "canonical")

@@ -22,9 +22,9 @@ from . import bulk, links
 from .chains import END, chain_of, within
 from .codec import BlobSink, block_rows, message_rows
 from .docs import documents
+from .gcpause import paused_gc
 from .kept_once import keep_once
 from .lean import Plain, Writable
-from .gcpause import paused_gc
 from .limits import Budget, Limits
 from .model import MESSAGES
 from .prepared import Prepared, pipelined
