@@ -31,7 +31,7 @@ Nor does a message's ``extras`` repeat a long string its document keeps (revisio
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -39,7 +39,7 @@ import orjson
 from .codec import first_text
 from .errors import ConvstoreError
 from .exactjson import has_nonfinite
-from .formats import FORMATS, NEEDS_CALL_IDS, Losses, read_marked
+from .formats import FORMATS, NEEDS_CALL_IDS, Format, Losses, read_marked, read_stream_marked
 from .formats._common import message_list
 from .formats._ids import missing_ids
 from .holes import (
@@ -82,7 +82,17 @@ def read(data: Any, format: str) -> list[Writable]:
     msgs, fmt, plain = read_marked(data, format, _stand_in)
     if plain is None:
         return msgs
-    items = message_list(data, fmt.name)
+    return _batch(message_list(data, fmt.name), msgs, plain)
+
+
+def read_stream(chunks: Iterable[list[Any]], fmt: Format) -> Iterator[Batch]:
+    """:func:`read` of a stream of chunks of input items in ``fmt`` (which has
+    ``read_fields_stream``): a batch a chunk, one reader spanning them."""
+    for items, msgs, plain in read_stream_marked(chunks, fmt, _stand_in):
+        yield _batch(items, msgs, plain)
+
+
+def _batch(items: list[Any], msgs: list[Writable], plain: list[bool]) -> Batch:
     return Batch(msgs, [PLAIN if msg.__class__ is Plain else _item_doc(item) if kept else None
                         for item, msg, kept in zip(items, msgs, plain)])
 

@@ -17,8 +17,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from . import docs
 from .chains import chain_for
 from .formats import detect, get_format, read
+from .lean import Writable
 from .model import Message
 from .operations import Scope, messages_t, require
 
@@ -35,8 +37,9 @@ def chunked(items: Iterable[Any], size: int | None = None) -> Iterator[list[Any]
         yield chunk
 
 
-def read_chunks(messages: Iterable[Any], format: str, size: int | None = None) -> Iterator[list[Message]]:
-    """Canonical messages from ``messages`` (any iterable, read lazily) in chunks.
+def read_chunks(messages: Iterable[Any], format: str, size: int | None = None) -> Iterator[list[Writable]]:
+    """Canonical messages from ``messages`` (any iterable, read lazily) in chunks, for a write
+    (``docs.read``'s batches where the format reads item by item).
 
     Formats without a streaming reader are read whole, then handed out in chunks."""
     size = size or CHUNK
@@ -48,7 +51,11 @@ def read_chunks(messages: Iterable[Any], format: str, size: int | None = None) -
         for chunk in chunked(messages, size):
             yield [m if isinstance(m, Message) else Message.model_validate(m) for m in chunk]
         return
-    stream = get_format(format).to_canonical_stream
+    fmt = get_format(format)
+    if fmt.read_fields_stream is not None:  # with documents, and plain items stood in (store.lean)
+        yield from docs.read_stream(chunked(messages, size), fmt)
+        return
+    stream = fmt.to_canonical_stream
     if stream is not None:
         yield from stream(chunked(messages, size))
         return

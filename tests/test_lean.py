@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from store import docs, links, rows
+from store import docs, links, rows, streaming
 from store.errors import ConvstoreError
 from store.formats import read, read_marked
 from store.holes import HOLE
@@ -138,3 +138,23 @@ def test_a_save_and_appends_store_the_rows_of_the_canonical_path(store, monkeypa
         store.append(full, [copy.deepcopy(item)])
     assert _rows(store, lean) == _rows(store, full)
     assert store.load(lean) == store.load(full) == items
+
+
+def test_a_streamed_save_stores_the_rows_of_the_canonical_path(store, monkeypatch):
+    """Chunks of three: results in a later chunk than their calls take their tool names all the same."""
+    monkeypatch.setattr(streaming, "CHUNK", 3)
+    items = [*chat(12), {"role": "tool", "tool_call_id": "nobody", "content": "stray"}, *OPENAI_CHAT]
+    streamed = store.save(iter(copy.deepcopy(items)))
+    monkeypatch.setattr(docs, "_stand_in", lambda item, names: None)
+    full = store.save(copy.deepcopy(items))
+    assert _rows(store, streamed) == _rows(store, full)
+    assert store.load(streamed) == items
+
+
+def test_a_streamed_read_error_names_the_item_in_the_whole_stream(store):
+    items = [{"role": "user", "content": "hi"}] * 7 + [{"role": "user", "content": 7}]
+    with pytest.raises(ConvstoreError) as streamed:
+        store.save(iter(copy.deepcopy(items)))
+    with pytest.raises(ConvstoreError) as whole:
+        store.save(copy.deepcopy(items))
+    assert str(streamed.value) == str(whole.value) and "7" in str(streamed.value)

@@ -55,12 +55,15 @@ class Format:
     """``to_canonical`` before the canonical model validates its fields (dicts), and for each
     input item whether ``verbatim`` accepts it (the reader tells it anyway: it reads those items
     without their source models); its second argument is ``read_marked``'s ``stand_in``."""
+    read_fields_stream: Callable[..., Iterator[tuple[list[Any], list[Any], list[bool]]]] | None = None
+    """``read_fields`` chunk by chunk (one reader spans the chunks), for ``read_stream_marked``."""
 
     @classmethod
     def from_module(cls, module: ModuleType, description: str) -> Format:
         return cls(module.NAME, module.to_canonical, module.from_canonical, module.looks_like, description,
                    getattr(module, "to_canonical_stream", None), getattr(module, "write_message", None),
-                   getattr(module, "verbatim", None), getattr(module, "read_fields", None))
+                   getattr(module, "verbatim", None), getattr(module, "read_fields", None),
+                   getattr(module, "read_fields_stream", None))
 
 
 _ADAPTERS: tuple[tuple[ModuleType, str], ...] = (
@@ -137,6 +140,22 @@ def read_marked(data: Any, format: str, stand_in: StandIn | None = None,
         return _validated(fields, lambda: fmt.read_fields(data)[0]), fmt, plain  # type: ignore[misc]
     except (RecursionError, ValueError, UnicodeError, OverflowError) as exc:
         raise _input_error(exc, f"cannot read {fmt.name} input") from None
+
+
+def read_stream_marked(chunks: Iterable[list[Any]], fmt: Format, stand_in: StandIn,
+                       ) -> Iterator[tuple[list[Any], list[Any], list[bool]]]:
+    """:func:`read_marked` of a stream of chunks (lists of input items) in ``fmt``, which has
+    ``read_fields_stream``: each chunk, its messages (stand-ins among them) and verbatim marks."""
+    fields_of = fmt.read_fields_stream(chunks, stand_in)  # type: ignore[misc]
+    while True:
+        try:
+            chunk, fields, plain = next(fields_of)
+            msgs = _validated(fields, lambda: fmt.read_fields(chunk)[0])  # type: ignore[misc]
+        except StopIteration:
+            return
+        except (RecursionError, ValueError, UnicodeError, OverflowError) as exc:
+            raise _input_error(exc, f"cannot read {fmt.name} input") from None
+        yield chunk, msgs, plain
 
 
 def _validated(fields: list[Any], every: Callable[[], list[dict[str, Any]]]) -> list[Any]:

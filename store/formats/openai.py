@@ -351,10 +351,18 @@ def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
     """:func:`to_canonical` chunk by chunk, with the same result as on the whole list:
     one reader spans the chunks (a result finds its call's name in an earlier chunk)
     and errors name the index in the whole stream."""
+    for _, fields, _ in read_fields_stream(chunks):
+        yield CANONICAL.validate_python(fields)
+
+
+def read_fields_stream(chunks: Iterable[list[Any]], stand_in: StandIn | None = None,
+                       ) -> Iterator[tuple[list[Any], list[Any], list[bool]]]:
+    """:func:`read_fields` chunk by chunk, with each chunk: one reader spans the chunks (see
+    :func:`to_canonical_stream`)."""
     reader = _Reader()
     base = 0
     for chunk in chunks:
-        yield CANONICAL.validate_python(reader.read(chunk, base)[0])
+        yield chunk, *reader.read(chunk, base, stand_in)
         base += len(chunk)
 
 
@@ -423,5 +431,5 @@ def verbatim(item: Any) -> bool:
 
 from ._openai_write import from_canonical, write_message  # noqa: E402  (the writer imports the names above)
 
-__all__ = ["NAME", "from_canonical", "looks_like", "read_fields", "read_marked", "to_canonical",
-           "to_canonical_stream"]
+__all__ = ["NAME", "from_canonical", "looks_like", "read_fields", "read_fields_stream", "read_marked",
+           "to_canonical", "to_canonical_stream"]
