@@ -244,11 +244,9 @@ class _Reader:
         except ValidationError:  # located in the whole input (its plain items are valid: the same errors)
             validate(MESSAGES, items, NAME, first=base)
             raise
-        if stand_in is None:
-            return [self.plain(item, base + i) if plain else self.message(next(parsed), base + i)
-                    for i, (item, plain) in enumerate(zip(items, simple))], simple
         return [self.message(next(parsed), base + i) if not plain
-                else stood if (stood := stand_in(item, self.names)) is not None else self.plain(item, base + i)
+                else stood if stand_in and (stood := stand_in(item, self.names)) is not None
+                else self.plain(item, base + i)
                 for i, (item, plain) in enumerate(zip(items, simple))], simple
 
     def plain(self, item: dict[str, Any], index: int) -> dict[str, Any]:
