@@ -18,7 +18,7 @@ import orjson
 import uuid_utils
 
 from .gcpause import paused_gc
-from .lean import Plain, Writable
+from .lean import Call, Plain, Result, Writable
 from .limits import Budget
 from .model import BLOCK, MESSAGES, Block, Message
 from .schema import dumps
@@ -85,7 +85,8 @@ def dump_block(block: Block) -> dict[str, Any]:
 
 
 def block_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | None], *, conversation_id: str,
-               first_seq: int, blobs: BlobSink, budgets: Sequence[Budget]) -> tuple[list[dict[str, Any]], list[str | None]]:
+               first_seq: int, blobs: BlobSink, budgets: Sequence[Budget],
+               ) -> tuple[list[dict[str, Any]], list[str | None]]:
     """The block rows of a batch stored from ``first_seq`` on, and the text each message row keeps
     (revision 0013): where a message's content is one plain text block (no field but its text), its
     text, and the message has no block row; most messages then take one row, not two.
@@ -353,20 +354,85 @@ def messages_from_rows(messages: Sequence[Sequence[Any]], blocks: Sequence[Seque
         return MESSAGES.validate_python(_message_fields(messages, blocks, blobs))
 
 
+def readable_from_rows(messages: Sequence[Sequence[Any]], blocks: Sequence[Sequence[Any]],
+                       blobs: Mapping[str, bytes]) -> list[Writable]:
+    """:func:`messages_from_rows`, with a :class:`~store.lean.Plain` for each message its rows make
+    one of (:func:`_plain`): for a writer that takes them (``Format.takes_plain``). The others are
+    validated in one call, as there."""
+    out: list[Any] = []
+    canonical: list[int] = []
+    fields: list[dict[str, Any]] = []
+    i, n = 0, len(blocks)
+    with paused_gc():
+        for row in messages:
+            seq, j = row[0], i
+            while j < n and blocks[j][0] == seq:  # both in seq order: the blocks of this message
+                j += 1
+            plain = _plain(row, blocks, i, j) if row[2:4] == _NO_FIELDS[:2] and row[5:12] == _NO_FIELDS else None
+            if plain is None:
+                canonical.append(len(out))
+                fields.append(_one_message(row, blocks, i, j, blobs))
+            out.append(plain)
+            i = j
+        for index, msg in zip(canonical, MESSAGES.validate_python(fields)):
+            out[index] = msg
+    return out
+
+
+_NO_FIELDS = [None] * 7  # source_role, name; source_type, external_id, model, created_at, utc_offset, usage, metadata
+
+
+def _plain(row: Sequence[Any], blocks: Sequence[Sequence[Any]], i: int, j: int) -> Plain | None:
+    """The message of ``row`` (its other fields None) and its block rows ``blocks[i:j]`` as a
+    :class:`~store.lean.Plain`, where it is one: its text kept in its row; one tool result's output
+    and call id; an assistant's calls (each with its arguments as its text), a text before them or
+    not. Every block row bare: no payload, media type nor blob."""
+    role, source_format, extras, text = row[1], row[4], row[12], row[13]
+    if i == j:
+        return None if text is None or role == "tool" else Plain(role, text, source_format, extras=extras)
+    first = blocks[i]
+    if text is not None or first[2] is None or not _bare(first):
+        return None
+    if role == "tool":
+        if j - i == 1 and first[1] == "tool_result" and first[5]:
+            return Plain(role, first[2], source_format, (Result(first[5]),), first[4], extras)
+        return None
+    lead = None
+    if first[1] == "text":
+        lead, i = first[2], i + 1
+    calls = []
+    for block in blocks[i:j]:
+        if block[1] != "tool_call" or block[2] is None or not block[5] or block[4] is None or not _bare(block):
+            return None
+        calls.append(Call(block[5], block[4], block[2]))
+    return Plain(role, lead, source_format, tuple(calls), extras=extras) if calls and role == "assistant" else None
+
+
+def _bare(block: Sequence[Any]) -> bool:
+    return block[3] is None and block[6] is None and block[7] is None
+
+
 def _message_fields(messages: Sequence[Sequence[Any]], blocks: Sequence[Sequence[Any]],
                     blobs: Mapping[str, bytes]) -> list[dict[str, Any]]:
     fields: list[dict[str, Any]] = []
     i, n = 0, len(blocks)
     for row in messages:
-        message = {name: value for name, value in zip(MESSAGE_COLUMNS, row) if value is not None}
-        seq, content = message.pop("seq"), []
-        if "text" in message:  # its one plain text block, kept in its row (``block_rows``)
-            content.append({"kind": "text", "text": message.pop("text")})
-        while i < n and blocks[i][0] == seq:  # both in seq order: the blocks of this message
-            content.append(block_fields(blocks[i][1:], blobs))
-            i += 1
-        message["content"] = content
-        if "created_at" in message:
-            message["created_at"] = from_utc(message["created_at"], message.pop("utc_offset", None))
-        fields.append(message)
+        seq, j = row[0], i
+        while j < n and blocks[j][0] == seq:  # both in seq order: the blocks of this message
+            j += 1
+        fields.append(_one_message(row, blocks, i, j, blobs))
+        i = j
     return fields
+
+
+def _one_message(row: Sequence[Any], blocks: Sequence[Sequence[Any]], i: int, j: int,
+                 blobs: Mapping[str, bytes]) -> dict[str, Any]:
+    """A message's fields from its row and its block rows ``blocks[i:j]``."""
+    message = {name: value for name, value in zip(MESSAGE_COLUMNS, row) if value is not None}
+    del message["seq"]
+    content = [{"kind": "text", "text": message.pop("text")}] if "text" in message else []  # ``block_rows``
+    content += [block_fields(blocks[k][1:], blobs) for k in range(i, j)]
+    message["content"] = content
+    if "created_at" in message:
+        message["created_at"] = from_utc(message["created_at"], message.pop("utc_offset", None))
+    return message

@@ -10,7 +10,8 @@ import sqlalchemy as sa
 
 from . import kept_once, rows
 from .chains import END as _END, Chain, within
-from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, blob_refs, messages_from_rows
+from .codec import BLOCK_COLUMNS, MESSAGE_COLUMNS, blob_refs, messages_from_rows, readable_from_rows
+from .lean import Writable
 from .model import Message
 from .prepared import Prepared
 from .schema import BlobRow, BlockRow, MessageRow
@@ -56,6 +57,12 @@ def fetch_rows(conn: sa.Connection, conversation_id: str, start: int, windowed: 
 def messages(conn: sa.Connection, conversation_id: str, start: int, windowed: bool,
               stop: int | None = None, chain: Chain | None = None) -> list[Message]:
     return messages_from_rows(*fetch_rows(conn, conversation_id, start, windowed, stop, chain))
+
+
+def readable(conn: sa.Connection, conversation_id: str, start: int, windowed: bool,
+             stop: int | None = None, chain: Chain | None = None) -> list[Writable]:
+    """:func:`messages`, plain ones as :class:`~store.lean.Plain` (for a writer that takes them)."""
+    return readable_from_rows(*fetch_rows(conn, conversation_id, start, windowed, stop, chain))
 
 
 def blobs(conn: sa.Connection, conversation_id: str, block_rows_: Sequence[Any],

@@ -1,4 +1,4 @@
-"""Plain items stored without a canonical message.
+"""Plain messages, stored and loaded without a canonical message.
 
 Half of an agent's OpenAI messages are an item of its role and its text alone, and a
 quarter a tool result of its call id and its text. Their rows say all of them (their
@@ -7,14 +7,23 @@ canonical :class:`~store.model.Message` validated, dumped and walked again. A
 :class:`Plain` stands in for such a message between the read (``store.docs.read``) and
 the rows (``store.rows``); every other message takes the canonical path. A property test
 holds the two to the very same rows and the very same errors (tests/test_lean.py).
+
+A load into a format whose writer takes them (``Format.takes_plain``) reads such rows the
+other way: a message row of its text, a tool result's one block row, an assistant's calls
+(with a text before them or not), with nothing else in their rows but the source's own notes
+(``extras``), each as a :class:`Plain` (``codec.readable_from_rows``); the writer turns
+them straight into its items. Tests hold the output and its losses to the canonical path's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import NamedTuple, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
-from .model import Message
+import orjson
+
+from .model import MESSAGES, Message
 
 
 class Result(NamedTuple):
@@ -25,17 +34,55 @@ class Result(NamedTuple):
     is_error: bool = False
 
 
+class Call(NamedTuple):
+    """A tool call as its block row keeps it: arguments as the source wrote them (a JSON object's
+    text, parsed exactly)."""
+
+    call_id: str
+    name: str
+    arguments_raw: str
+    kind: str = "tool_call"
+
+
 @dataclass(slots=True)
 class Plain:
-    """A message that is its role and its text (``content`` empty), or a tool result (``content``
-    its one :class:`Result`; ``name``, the tool's name where an earlier call of the batch gave it)."""
+    """A message that is its role and its text (``content`` empty); a tool result (``content``
+    its one :class:`Result`, ``text`` its output; ``name``, the tool's name where known); or, read
+    from rows only, an assistant's calls (``content`` its :class:`Call` s, ``text`` the text before
+    them, or None). ``extras``: the source's own notes, as a canonical message keeps them (or None)."""
 
     role: str
-    text: str
-    source_format: str
-    content: tuple[Result, ...] = ()
+    text: str | None
+    source_format: str | None
+    content: tuple[Result, ...] | tuple[Call, ...] = ()
     name: str | None = None
+    extras: Mapping[str, Any] | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The canonical message's fields."""
+        calls = [part for part in self.content if part.__class__ is Call]
+        if self.content and not calls:  # a tool result
+            result = {"kind": "tool_result", "call_id": self.content[0].call_id, "output": self.text}
+            blocks = [result if self.name is None else {**result, "name": self.name}]
+        else:
+            blocks = [] if self.text is None else [{"kind": "text", "text": self.text}]
+            blocks += [{"kind": "tool_call", "call_id": call.call_id, "name": call.name,
+                        "arguments": orjson.loads(call.arguments_raw), "arguments_raw": call.arguments_raw}
+                       for call in calls]
+        fields = {"role": self.role, "content": blocks, "source_format": self.source_format}
+        if self.extras:
+            fields["extras"] = dict(self.extras)
+        return fields
 
 
 Writable: TypeAlias = Message | Plain
-"""What a write takes: canonical messages, with plain items standing in for some."""
+"""What a write takes (and a load gives a writer that takes it): canonical messages, with
+plain ones standing in for some."""
+
+
+def canonical(msgs: list[Writable]) -> list[Message]:
+    """``msgs`` with each :class:`Plain` as its canonical message (validated in one call)."""
+    if all(msg.__class__ is Message for msg in msgs):
+        return msgs  # type: ignore[return-value]
+    made = iter(MESSAGES.validate_python([msg.fields() for msg in msgs if msg.__class__ is Plain]))
+    return [next(made) if msg.__class__ is Plain else msg for msg in msgs]  # type: ignore[misc]

@@ -24,7 +24,8 @@ from . import fulltext, holes, rows
 from .chains import END as _END, Chain, chain_for, chain_of, within
 from .codec import blob_refs, from_utc
 from .errors import ConversationNotFoundError, InputError, SharedHistoryError
-from .fetch import messages as _messages
+from .fetch import messages as _messages, readable
+from .formats import FORMATS
 from .lean import Writable
 from .limits import Limits
 from .prepared import Prepared
@@ -420,14 +421,16 @@ def _locate_range(conn: sa.Connection, scope: Scope, conversation_id: str, last:
 
 
 def _read_range(conn: sa.Connection, found: ConversationInfo | Located, target: str, start: int, stop: int,
-        windowed: bool) -> tuple[list[Any] | None, list[Message]]:
+        windowed: bool) -> tuple[list[Any] | None, list[Writable]]:
     """The messages with ``start <= seq < stop``: their stored documents in ``target`` parsed
-    when each has one, else the canonical messages."""
+    when each has one, else the messages (plain ones as ``lean.Plain`` where ``target``'s writer
+    takes them)."""
     chain = chain_for(conn, found.id, found.parent_id)
     texts = holes.stored(conn, chain, start, stop, target, found.source_format, found.message_count)
     if texts is not None:
         return holes.parse(texts), []
-    return None, _messages(conn, found.id, start, windowed=windowed, stop=stop, chain=chain)
+    read = readable if FORMATS[target].takes_plain else _messages
+    return None, read(conn, found.id, start, windowed=windowed, stop=stop, chain=chain)
 
 
 def locate(conn: sa.Connection, scope: Scope, conversation_id: str,

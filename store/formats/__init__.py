@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import ConvstoreError, FormatDetectionError, InputError, UnknownFormatError
 from ..gcpause import paused_gc
+from ..lean import Writable, canonical
 from ..limits import check_input
 from ..model import MESSAGES as CANONICAL, Message
 from . import (
@@ -29,7 +30,7 @@ from . import (
     vercel_ai,
 )
 from ._common import Loss, Losses, StandIn
-from ._ids import fill_call_ids
+from ._ids import fill_call_ids, missing_ids
 
 __all__ = ["FORMATS", "Format", "Loss", "Losses", "convert", "detect", "get_format", "read", "write"]
 
@@ -57,13 +58,16 @@ class Format:
     without their source models); its second argument is ``read_marked``'s ``stand_in``."""
     read_fields_stream: Callable[..., Iterator[tuple[list[Any], list[Any], list[bool]]]] | None = None
     """``read_fields`` chunk by chunk (one reader spans the chunks), for ``read_stream_marked``."""
+    takes_plain: bool = False
+    """Whether ``from_canonical`` takes :class:`~store.lean.Plain` messages among the canonical
+    ones (a load then reads plain rows as those: ``codec.readable_from_rows``)."""
 
     @classmethod
     def from_module(cls, module: ModuleType, description: str) -> Format:
         return cls(module.NAME, module.to_canonical, module.from_canonical, module.looks_like, description,
                    getattr(module, "to_canonical_stream", None), getattr(module, "write_message", None),
                    getattr(module, "verbatim", None), getattr(module, "read_fields", None),
-                   getattr(module, "read_fields_stream", None))
+                   getattr(module, "read_fields_stream", None), getattr(module, "TAKES_PLAIN", False))
 
 
 _ADAPTERS: tuple[tuple[ModuleType, str], ...] = (
@@ -174,14 +178,17 @@ NEEDS_CALL_IDS = frozenset({"openai", "openai-responses", "anthropic", "docent"}
 """Targets whose results find their call by a non-empty id: empty ids get one (``_ids``)."""
 
 
-def write(messages: list[Message], format: str, *, strict: bool = False, first: int = 0) -> tuple[Any, Losses]:
+def write(messages: list[Writable], format: str, *, strict: bool = False, first: int = 0) -> tuple[Any, Losses]:
     """Canonical messages in ``format``, with what could not be expressed there (``first``: the
-    index of ``messages[0]`` in its conversation, when they are a part of it)."""
+    index of ``messages[0]`` in its conversation, when they are a part of it). Plain ones
+    (``store.lean``) go as they are to a writer that takes them."""
     fmt = get_format(format)
     losses = Losses(fmt.name, strict)
     try:
-        if fmt.name in NEEDS_CALL_IDS:
-            messages = fill_call_ids(messages, losses, first)
+        if not fmt.takes_plain:
+            messages = canonical(messages)
+        if fmt.name in NEEDS_CALL_IDS and missing_ids(messages):  # made-up ids must not take a plain one's
+            messages = fill_call_ids(canonical(messages), losses, first)
         return fmt.from_canonical(messages, losses), losses
     except (RecursionError, ValueError, UnicodeError, OverflowError) as exc:
         raise _input_error(exc, f"cannot write {format}") from None

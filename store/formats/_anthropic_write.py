@@ -10,12 +10,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
+import orjson
+
+from ..lean import Call, Plain
 from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock, HandoffBlock, ImageBlock,
     Message, ReasoningBlock, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock, UsageBlock, VideoBlock,
 )
 from ._common import Losses, lost_extras, b64encode, dump_json, parse_data_uri
 from .anthropic import NAME, _PASSTHROUGH
+
+TAKES_PLAIN = True
 
 # --- from canonical --------------------------------------------------------------
 
@@ -75,10 +80,12 @@ class _Writer:
         self.losses = losses
         self.origin: dict[int, int] = {}  # id() of a written tool_result -> index of its message
 
-    def turns(self, msg: Message, index: int) -> list[_Turn]:
+    def turns(self, msg: Message | Plain, index: int) -> list[_Turn]:
         """``msg`` as Anthropic turns: its tool results (a user turn, before the rest, or after
         it in an assistant message, whose own calls they answer) and the rest."""
-        own, native = msg.extras.get(NAME, _NONE), msg.source_format == NAME
+        if msg.__class__ is Plain:
+            return self.plain(msg, index)  # type: ignore[arg-type]
+        own, native = msg.extras.get(NAME, _NONE), msg.source_format == NAME  # type: ignore[union-attr]
         values = msg.__dict__  # pydantic's attribute access, five times a message, costs more
         for name in _NOT_IN_ANTHROPIC:
             if values[name]:
@@ -113,6 +120,32 @@ class _Writer:
         if body.blocks and not results:
             return out
         return [t for t in out if t.blocks or (native and t is out[0])]
+
+    def plain(self, msg: Plain, index: int) -> list[_Turn]:
+        """:meth:`turns` of a plain message (``store.lean``): the same turns and losses, made
+        without its canonical message (tests/test_lean_load.py holds them to be the same)."""
+        if msg.source_format == NAME or msg.extras and NAME in msg.extras:  # written back as it was read
+            return self.turns(Message.model_validate(msg.fields()), index)
+        if msg.extras:
+            for lost in lost_extras(msg, NAME):
+                self.losses.add(index, lost, detail="a field of another format")
+        if msg.content and msg.content[0].kind == "tool_result":
+            part: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.wire_id(msg.content[0].call_id)}
+            if msg.text:
+                part["content"] = msg.text
+            self.origin[id(part)] = index
+            return [_Turn("user", [part], index, "list", results=True)]
+        text = msg.text
+        blocks = [_text(text)] if text and text.strip() else []
+        if text and not blocks:
+            self.losses.add(index, "text", detail="whitespace-only text: the API rejects it")
+        blocks += [self._use(call.call_id, call.name, orjson.loads(call.arguments_raw), call.arguments_raw, index)
+                   for call in msg.content if call.__class__ is Call]
+        if blocks:
+            return [_Turn(msg.role, blocks, index, None)]
+        if text == "":
+            self.losses.add(index, "content", detail="an empty message: Anthropic rejects empty content")
+        return []
 
     def _name(self, msg: Message, turn: _Turn, index: int) -> None:
         """A speaker name as a ``[name] `` prefix of the first text: Anthropic has no name field."""
@@ -238,15 +271,16 @@ class _Writer:
         return None
 
     def _tool_use(self, block: ToolCallBlock, index: int) -> dict[str, Any]:
-        arguments = block.arguments
+        return _merge(self._use(block.call_id, block.name, block.arguments, block.arguments_raw, index), block.extras)
+
+    def _use(self, call_id: str, name: str, arguments: Any, raw: str | None, index: int) -> dict[str, Any]:
         if not isinstance(arguments, dict):
-            if arguments is not None or (block.arguments_raw or "").strip():
-                raw = block.arguments_raw if block.arguments_raw is not None else dump_json(arguments)
+            if arguments is not None or (raw or "").strip():
+                raw = raw if raw is not None else dump_json(arguments)
                 self.losses.add(index, "tool_call.arguments", "approximated",
                                 f"tool_use input must be a JSON object; sent {{}} instead of {raw[:80]!r}")
             arguments = {}
-        call_id = self.wire_id(block.call_id, index)
-        return _merge({"type": "tool_use", "id": call_id, "name": block.name, "input": arguments}, block.extras)
+        return {"type": "tool_use", "id": self.wire_id(call_id, index), "name": name, "input": arguments}
 
     def wire_id(self, call_id: str, index: int | None = None) -> str:
         """``call_id`` if the API takes it (``[A-Za-z0-9_-]+``), else a stable stand-in."""
@@ -371,7 +405,7 @@ def _system(turns: list[_Turn], first_chat: int | None, losses: Losses) -> Any:
     return _content(blocks, form) if blocks or form else None
 
 
-def from_canonical(messages: list[Message], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:
+def from_canonical(messages: list[Message | Plain], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:
     """Canonical messages as an Anthropic request body ``{"system"?, "messages"}`` (or as
     the bare list they were read from)."""
     writer = _Writer(losses)
@@ -383,7 +417,7 @@ def from_canonical(messages: list[Message], losses: Losses) -> dict[str, Any] | 
         for t in writer.link(writer.alternate(chat))
     ]
     prompt = _system(system, chat[0].index if chat else None, losses) if system else None
-    head = messages[0].extras.get(NAME, {}) if messages else {}
+    head = (messages[0].extras or _NONE).get(NAME, _NONE) if messages else _NONE
     if head.get("form") == "list":
         return ([{"role": "system", "content": prompt}] if prompt is not None else []) + body
     out: dict[str, Any] = dict(head.get("request") or {})

@@ -293,7 +293,7 @@ def lost_extras(msg: Any, target: str) -> list[str]:
                 skip = SPELLING_FIELDS.get(fmt, frozenset())
                 lost += [f"extras.{fmt}.{k}" for k, v in value.items() if k not in skip and v not in _EMPTY]
             elif value in _EMPTY or (key in spelling and (spelling[key] is None
-                                                           or getattr(msg, spelling[key]) is not None)):
+                                                           or getattr(msg, spelling[key], None) is not None)):
                 continue
             else:
                 lost.append(f"extras.{fmt}.{key}")

@@ -1,0 +1,113 @@
+"""A load into a format whose writer takes plain messages (store.lean: Anthropic's) reads plain rows
+as ``lean.Plain``, not canonical messages: the very same output, and the very same losses, as the
+canonical path gives."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from store import fetch
+from store.errors import ConvstoreError
+from store.formats import FORMATS, Loss, write
+from store.lean import Plain
+from tests.samples import OPENAI_CHAT, chat
+from tests.test_lean import _conversation as _openai_items
+
+TAKERS = [name for name, fmt in FORMATS.items() if fmt.takes_plain]
+
+
+def both_paths(store: Any, cid: str, target: str) -> tuple[Any, Any]:
+    """(output, losses) of a load, and of the canonical messages written in the target."""
+    losses: list[Loss] = []
+    lean = store.load(cid, target, on_loss=losses.append)
+    value, expected = write(store.load_messages(cid), target)
+    return (lean, losses), (value, list(expected))
+
+
+_text = st.one_of(st.text(max_size=40), st.sampled_from(["", "  ", "\n", "hi", "x" * 200]))
+_id = st.one_of(st.sampled_from(["call_1", "call_2", "call 3", "a/b", ""]), st.text(min_size=1, max_size=4))
+_raw = st.sampled_from(["{}", '{"a": 1}', "[1, 2]", "null", "7", '""', '{"a": {"b": [1.5, null]}}'])
+_extras = st.sampled_from([
+    {}, {"openai": {"content": "null"}}, {"openai": {"fields": {"reasoning_content": "thinking"}}},
+    {"autogen": {"created_at": "2020-01-01"}}, {"anthropic": {"joined": True}}, {"qwen": {"fields": {"x": 1}}},
+    {"openai": {"fields": {"note": None}}}])
+_format = st.sampled_from([None, "openai", "anthropic", "autogen"])
+
+
+def _message(role: str, content: list[dict[str, Any]], source: str | None, extras: dict[str, Any]) -> dict[str, Any]:
+    return {"role": role, "content": content, "source_format": source, "extras": extras}
+
+
+_call = st.builds(lambda i, n, raw: {"kind": "tool_call", "call_id": i, "name": n, "arguments_raw": raw,
+                                     "arguments": json.loads(raw)},
+                  _id, st.sampled_from(["f", "get weather", ""]), _raw)
+_canonical = st.one_of(
+    st.builds(lambda r, t, s, e: _message(r, [{"kind": "text", "text": t}], s, e),
+              st.sampled_from(["system", "user", "assistant", "tool"]), _text, _format, _extras),
+    st.builds(lambda i, t, n, err, s, e: _message("tool", [{"kind": "tool_result", "call_id": i, "output": t, "name": n,
+                                                             "is_error": err}], s, e),
+              _id, _text, st.one_of(st.none(), st.just("f")), st.booleans(), _format, _extras),
+    st.builds(lambda lead, calls, s, e: _message("assistant", lead + calls, s, e),
+              st.lists(_text.map(lambda t: {"kind": "text", "text": t}), max_size=1),
+              st.lists(_call, min_size=1, max_size=3), _format, _extras),
+    st.builds(lambda t, s: _message("user", [{"kind": "text", "text": t}, {"kind": "text", "text": t}], s, {}),
+              _text, _format),
+    st.builds(lambda t: {**_message("user", [{"kind": "text", "text": t}], "openai", {}), "name": "ana"}, _text),
+)
+
+
+def _unique_calls(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A call id is used once in a conversation (a store refuses a second): later ones get a suffix."""
+    msgs, seen = copy.deepcopy(msgs), set()
+    for block in (b for m in msgs for b in m["content"] if b["kind"] == "tool_call"):
+        while block["call_id"] in seen:
+            block["call_id"] += "'"
+        seen.add(block["call_id"])
+    return msgs
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.lists(_canonical, max_size=8), st.sampled_from(TAKERS))
+def test_plain_messages_give_the_output_and_losses_of_the_canonical_path(sqlite_store, msgs, target):
+    cid = sqlite_store.save(_unique_calls(msgs), "canonical")
+    lean, full = both_paths(sqlite_store, cid, target)
+    assert lean == full
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(_openai_items.map(lambda items: [i for i in items if "\ud800" not in repr(i)]), st.sampled_from(TAKERS))
+def test_openai_items_load_as_the_canonical_path_writes_them(sqlite_store, items, target):
+    try:
+        cid = sqlite_store.save(copy.deepcopy(items), "openai")
+    except ConvstoreError:  # a lone surrogate, a call id used twice: nothing stored to load
+        assume(False)
+    lean, full = both_paths(sqlite_store, cid, target)
+    assert lean == full
+
+
+def test_plain_rows_are_read_as_plain(sqlite_store):
+    cid = sqlite_store.save(copy.deepcopy([*OPENAI_CHAT, *chat(12)]), "openai")
+    with sqlite_store._connect() as conn:
+        read = fetch.readable(conn, cid, 0, windowed=False)
+    kinds = {type(m).__name__ for m in read}
+    assert kinds == {"Plain", "Message"}  # the image's message is canonical
+    assert [m.role for m in read] == [m.role for m in sqlite_store.load_messages(cid)]
+    calls = [m for m in read if m.__class__ is Plain and m.content and m.content[0].kind == "tool_call"]
+    assert calls and all(m.role == "assistant" for m in calls)
+
+
+@pytest.mark.parametrize("target", TAKERS)
+def test_a_load_on_every_backend_matches_the_canonical_path(store, target):
+    cid = store.save(copy.deepcopy([*OPENAI_CHAT, *chat(40)]), "openai")
+    lean, full = both_paths(store, cid, target)
+    assert lean == full
+    last = store.load(cid, target, last=7)
+    assert last == write(store.load_messages(cid, last=7), target)[0]
