@@ -368,7 +368,13 @@ def readable_from_rows(messages: Sequence[Sequence[Any]], blocks: Sequence[Seque
             seq, j = row[0], i
             while j < n and blocks[j][0] == seq:  # both in seq order: the blocks of this message
                 j += 1
-            plain = _plain(row, blocks, i, j) if row[2:4] == _NO_FIELDS[:2] and row[5:12] == _NO_FIELDS else None
+            if row[2] is None and row[3] is None and row[5:12] == _NO_FIELDS:
+                if i == j and row[13] is not None and row[1] != "tool":  # its text in its row: half of them
+                    out.append(Plain(row[1], row[13], row[4], (), None, row[12]))
+                    continue  # (no block row to pass: i == j)
+                plain = _plain(row, blocks, i, j)
+            else:
+                plain = None
             if plain is None:
                 canonical.append(len(out))
                 fields.append(_one_message(row, blocks, i, j, blobs))
@@ -379,17 +385,17 @@ def readable_from_rows(messages: Sequence[Sequence[Any]], blocks: Sequence[Seque
     return out
 
 
-_NO_FIELDS = [None] * 7  # source_role, name; source_type, external_id, model, created_at, utc_offset, usage, metadata
+_NO_FIELDS = [None] * 7  # source_type, external_id, model, created_at, utc_offset, usage, metadata
 
 
 def _plain(row: Sequence[Any], blocks: Sequence[Sequence[Any]], i: int, j: int) -> Plain | None:
     """The message of ``row`` (its other fields None) and its block rows ``blocks[i:j]`` as a
-    :class:`~store.lean.Plain`, where it is one: its text kept in its row; one tool result's output
-    and call id; an assistant's calls (each with its arguments as its text), a text before them or
-    not. Every block row bare: no payload, media type nor blob."""
+    :class:`~store.lean.Plain`, where it is one (besides a text kept in its row, which the caller
+    knows): one tool result's output and call id; an assistant's calls (each with its arguments as
+    its text), a text before them or not. Every block row bare: no payload, media type nor blob."""
     role, source_format, extras, text = row[1], row[4], row[12], row[13]
     if i == j:
-        return None if text is None or role == "tool" else Plain(role, text, source_format, extras=extras)
+        return None
     first = blocks[i]
     if text is not None or first[2] is None or not _bare(first):
         return None

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import ConvstoreError, FormatDetectionError, InputError, UnknownFormatError
 from ..gcpause import paused_gc
-from ..lean import Writable, canonical
+from ..lean import Plain, Writable, canonical
 from ..limits import check_input
 from ..model import MESSAGES as CANONICAL, Message
 from . import (
@@ -187,7 +187,8 @@ def write(messages: list[Writable], format: str, *, strict: bool = False, first:
     try:
         if not fmt.takes_plain:
             messages = canonical(messages)
-        if fmt.name in NEEDS_CALL_IDS and missing_ids(messages):  # made-up ids must not take a plain one's
+        if fmt.name in NEEDS_CALL_IDS and missing_ids([m for m in messages if m.__class__ is not Plain]):
+            # made-up ids must not take a plain one's (whose ids are never empty)
             messages = fill_call_ids(canonical(messages), losses, first)
         return fmt.from_canonical(messages, losses), losses
     except (RecursionError, ValueError, UnicodeError, OverflowError) as exc:

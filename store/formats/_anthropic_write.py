@@ -12,7 +12,7 @@ from typing import Any, assert_never
 
 import orjson
 
-from ..lean import Call, Plain
+from ..lean import Plain
 from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock, HandoffBlock, ImageBlock,
     Message, ReasoningBlock, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock, UsageBlock, VideoBlock,
@@ -129,18 +129,19 @@ class _Writer:
         if msg.extras:
             for lost in lost_extras(msg, NAME):
                 self.losses.add(index, lost, detail="a field of another format")
-        if msg.content and msg.content[0].kind == "tool_result":
-            part: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.wire_id(msg.content[0].call_id)}
-            if msg.text:
-                part["content"] = msg.text
+        content, text = msg.content, msg.text
+        if content and content[0].kind == "tool_result":
+            part: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.wire_id(content[0].call_id)}
+            if text:
+                part["content"] = text
             self.origin[id(part)] = index
             return [_Turn("user", [part], index, "list", results=True)]
-        text = msg.text
-        blocks = [_text(text)] if text and text.strip() else []
+        blocks = [{"type": "text", "text": text}] if text and not text.isspace() else []  # isspace: strip() is ""
         if text and not blocks:
             self.losses.add(index, "text", detail="whitespace-only text: the API rejects it")
-        blocks += [self._use(call.call_id, call.name, orjson.loads(call.arguments_raw), call.arguments_raw, index)
-                   for call in msg.content if call.__class__ is Call]
+        if content:  # an assistant's calls
+            blocks += [self._use(call.call_id, call.name, orjson.loads(call.arguments_raw),  # type: ignore[union-attr]
+                                 call.arguments_raw, index) for call in content]  # type: ignore[union-attr]
         if blocks:
             return [_Turn(msg.role, blocks, index, None)]
         if text == "":
@@ -409,9 +410,11 @@ def from_canonical(messages: list[Message | Plain], losses: Losses) -> dict[str,
     """Canonical messages as an Anthropic request body ``{"system"?, "messages"}`` (or as
     the bare list they were read from)."""
     writer = _Writer(losses)
-    turns = [t for index, msg in enumerate(messages) for t in writer.turns(msg, index)]
+    turns = [t for index, msg in enumerate(messages)
+             for t in (writer.plain(msg, index) if msg.__class__ is Plain else writer.turns(msg, index))]  # type: ignore[arg-type]
     system = [t for t in turns if t.role == "system"]
-    chat = [t for t in turns if t.role != "system"]
+    lead = len(system)  # most often the system prompt comes first: the rest is then a slice
+    chat = turns[lead:] if all(t.role == "system" for t in turns[:lead]) else [t for t in turns if t.role != "system"]
     body = [
         {"role": "system" if t.role == "inline" else t.role, "content": _content(t.blocks, t.form), **t.fields}
         for t in writer.link(writer.alternate(chat))
