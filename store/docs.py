@@ -45,7 +45,7 @@ from .formats._ids import missing_ids
 from .holes import (
     CALL_LEADS, CONTENT as _CONTENT, HOLE, HOLE_JSON as _MARK, OPEN as _OPEN, PER_MESSAGE, PLAIN, PLAIN_ITEMS,
     TOOL_ITEM, Stored, from_call, leads, parse, put)
-from .lean import Plain, Result, Writable
+from .lean import Plain, Writable, plain_item
 from .model import Message
 
 MIN_HOLE = 64
@@ -56,7 +56,6 @@ MAX_DOC = 256 * 1024
 either way, and a row stays far below MariaDB's packet limit."""
 
 _WRITERS = {name: FORMATS[name].write_message for name in PER_MESSAGE}
-_TOOL_KEYS = ["role", "tool_call_id", "content"]
 _PLAIN_LEADS = {role: _CONTENT + item for role, item in PLAIN_ITEMS.items()}  # as stored before revision 0015
 
 
@@ -98,16 +97,13 @@ def _batch(items: list[Any], msgs: list[Writable], plain: list[bool]) -> Batch:
 
 
 def _stand_in(item: dict[str, Any], names: Mapping[str, str]) -> Plain | None:
-    """An item its row says all of (:data:`PLAIN`): known without writing it, no JSON of its text
-    made, nor searched."""
-    if len(item) == 2 and item.get("role") in PLAIN_ITEMS and list(item) == _ROLE_CONTENT \
-            and (text := item["content"]).__class__ is str and text[:1] != HOLE:
-        return Plain(item["role"], text, "openai")
-    if len(item) == 3 and item.get("role") == "tool" and list(item) == _TOOL_KEYS \
-            and (text := item["content"]).__class__ is str and (call_id := item["tool_call_id"]).__class__ is str \
-            and text[:1] != HOLE and call_id[:1] != HOLE:
-        return Plain("tool", text, "openai", (Result(call_id),), names.get(call_id))
-    return None
+    """An item its row says all of (:data:`PLAIN`): a plain one (``lean.plain_item``) whose text and
+    call id do not start with HOLE (a load would take them for holes). Known without writing it, no
+    JSON of its text made, nor searched."""
+    plain = plain_item(item, names)
+    if plain is None or plain.text[:1] == HOLE or (plain.content and plain.content[0].call_id[:1] == HOLE):
+        return None
+    return plain
 
 
 def _given(item: Any) -> str | None:
@@ -118,9 +114,6 @@ def _given(item: Any) -> str | None:
 def _item_doc(item: Any) -> str | None:
     data = orjson.dumps(item)
     return data.decode() if len(data) <= MAX_DOC else None
-
-
-_ROLE_CONTENT = ["role", "content"]
 
 
 def documents(msgs: Sequence[Writable], skip: Collection[int] = ()) -> list[str | None]:

@@ -75,6 +75,25 @@ class Plain:
         return fields
 
 
+PLAIN_ROLES = frozenset({"system", "user", "assistant"})
+_ROLE_CONTENT = ["role", "content"]
+_TOOL_KEYS = ["role", "tool_call_id", "content"]
+
+
+def plain_item(item: dict[str, Any], names: Mapping[str, str]) -> Plain | None:
+    """An OpenAI item that is its role and its text (``{"role", "content"}``, a string, for a
+    system, user or assistant message), or a tool result of its call id and its text (``{"role":
+    "tool", "tool_call_id", "content"}``), each in that key order, as a :class:`Plain`; else None.
+    ``names``: the tool names of the calls read before it, by call id (``read_marked``'s stand-in)."""
+    if len(item) == 2 and item.get("role") in PLAIN_ROLES and list(item) == _ROLE_CONTENT \
+            and (text := item["content"]).__class__ is str:
+        return Plain(item["role"], text, "openai")
+    if len(item) == 3 and item.get("role") == "tool" and list(item) == _TOOL_KEYS \
+            and (text := item["content"]).__class__ is str and (call_id := item["tool_call_id"]).__class__ is str:
+        return Plain("tool", text, "openai", (Result(call_id),), names.get(call_id))
+    return None
+
+
 Writable: TypeAlias = Message | Plain
 """What a write takes (and a load gives a writer that takes it): canonical messages, with
 plain ones standing in for some."""

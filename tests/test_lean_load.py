@@ -1,11 +1,12 @@
 """A load into a format whose writer takes plain messages (store.lean: Anthropic's) reads plain rows
-as ``lean.Plain``, not canonical messages: the very same output, and the very same losses, as the
-canonical path gives."""
+as ``lean.Plain``, not canonical messages, and a conversion to it reads plain OpenAI items so: the
+very same output, and the very same losses, as the canonical path gives."""
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 from store import fetch
 from store.errors import ConvstoreError
-from store.formats import FORMATS, Loss, write
+from store.formats import FORMATS, Loss, convert, read, write
 from store.lean import Plain
 from tests.samples import OPENAI_CHAT, chat
 from tests.test_lean import _conversation as _openai_items
@@ -111,3 +112,17 @@ def test_a_load_on_every_backend_matches_the_canonical_path(store, target):
     assert lean == full
     last = store.load(cid, target, last=7)
     assert last == write(store.load_messages(cid, last=7), target)[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_openai_items, st.sampled_from(TAKERS))
+def test_a_conversion_reads_plain_items_as_the_canonical_path_would(items, target):
+    try:
+        expected = write(read(copy.deepcopy(items), "openai"), target)
+    except ConvstoreError as exc:
+        with pytest.raises(type(exc), match="^" + re.escape(str(exc)) + "$"):
+            convert(copy.deepcopy(items), from_="openai", to=target)
+        return
+    losses: list[Loss] = []
+    assert convert(copy.deepcopy(items), from_="openai", to=target, on_loss=losses.append) == expected[0]
+    assert losses == list(expected[1])

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import ConvstoreError, FormatDetectionError, InputError, UnknownFormatError
 from ..gcpause import paused_gc
-from ..lean import Plain, Writable, canonical
+from ..lean import Writable, canonical, plain_item
 from ..limits import check_input
 from ..model import MESSAGES as CANONICAL, Message
 from . import (
@@ -187,8 +187,7 @@ def write(messages: list[Writable], format: str, *, strict: bool = False, first:
     try:
         if not fmt.takes_plain:
             messages = canonical(messages)
-        if fmt.name in NEEDS_CALL_IDS and missing_ids([m for m in messages if m.__class__ is not Plain]):
-            # made-up ids must not take a plain one's (whose ids are never empty)
+        if fmt.name in NEEDS_CALL_IDS and missing_ids(messages):
             messages = fill_call_ids(canonical(messages), losses, first)
         return fmt.from_canonical(messages, losses), losses
     except (RecursionError, ValueError, UnicodeError, OverflowError) as exc:
@@ -212,7 +211,10 @@ def convert(messages: Any, *, from_: str, to: str, strict: bool = False,
     :class:`~store.errors.LossError` instead.
     """
     with paused_gc():  # bulk object building: see store.gcpause
-        value, losses = write(read(messages, from_), to, strict=strict)
+        # Plain items go to a writer that takes them as they are read (store.lean). The messages are
+        # an argument, not a local: freed before the pause ends, the collector's next pass skips them.
+        stand_in = plain_item if get_format(to).takes_plain else None
+        value, losses = write(read_marked(messages, from_, stand_in)[0], to, strict=strict)
     if on_loss is not None:
         for loss in losses:
             on_loss(loss)

@@ -410,8 +410,8 @@ def from_canonical(messages: list[Message | Plain], losses: Losses) -> dict[str,
     """Canonical messages as an Anthropic request body ``{"system"?, "messages"}`` (or as
     the bare list they were read from)."""
     writer = _Writer(losses)
-    turns = [t for index, msg in enumerate(messages)
-             for t in (writer.plain(msg, index) if msg.__class__ is Plain else writer.turns(msg, index))]  # type: ignore[arg-type]
+    turns = [t for index, msg in enumerate(messages)  # type: ignore[arg-type]
+             for t in (writer.plain(msg, index) if msg.__class__ is Plain else writer.turns(msg, index))]
     system = [t for t in turns if t.role == "system"]
     lead = len(system)  # most often the system prompt comes first: the rest is then a slice
     chat = turns[lead:] if all(t.role == "system" for t in turns[:lead]) else [t for t in turns if t.role != "system"]

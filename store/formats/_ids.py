@@ -11,10 +11,11 @@ source did not have.
 
 from __future__ import annotations
 
+from ..lean import Call, Result, Writable
 from ..model import Message, ToolCallBlock, ToolResultBlock
 from ._common import Losses
 
-_LINKED = (ToolCallBlock, ToolResultBlock)
+_LINKED = (ToolCallBlock, ToolResultBlock, Call, Result)  # the calls and results of plain messages too
 
 
 def _fresh(wanted: str, taken: set[str]) -> str:
@@ -27,7 +28,7 @@ def _fresh(wanted: str, taken: set[str]) -> str:
     return found
 
 
-def missing_ids(messages: list[Message]) -> bool:
+def missing_ids(messages: list[Writable]) -> bool:
     """Whether a call or result among ``messages`` has an empty id."""
     return any(isinstance(b, _LINKED) and not b.call_id for m in messages for b in m.content)
 
