@@ -7,11 +7,14 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from ..lean import Plain
 from ..model import (
     AudioBlock, Block, FileBlock, ImageBlock, Message, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock,
 )
-from ._common import Losses, b64encode, data_uri, dump_json, merge_own, report_fields
+from ._common import Losses, b64encode, data_uri, dump_json, lost_extras, merge_own, report_fields
 from .openai import _AUDIO_FORMATS, NAME
+
+TAKES_PLAIN = True
 
 # --- from canonical --------------------------------------------------------------
 
@@ -189,16 +192,48 @@ def _report_message_fields(msg: Message, index: int, losses: Losses) -> None:
     report_fields(msg, index, losses, NAME, _NOT_IN_OPENAI, "OpenAI messages have no such field")
 
 
-def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
-    """Canonical messages as OpenAI Chat Completions message dicts."""
+def _plain_out(msg: Plain, index: int, losses: Losses) -> dict[str, Any]:
+    """:func:`_message_out` of a plain message (``store.lean``): its one item, and the same losses,
+    made without its canonical message (tests/test_lean_load.py holds them to be the same)."""
+    extras = msg.extras or _NONE
+    if extras:
+        for name in lost_extras(msg, NAME):
+            losses.add(index, name, detail="a field of another format")
+    content = msg.content
+    if content and content[0].kind == "tool_result":
+        return _merge({"role": "tool", "tool_call_id": content[0].call_id, "content": msg.text}, extras)
+    own = extras.get(NAME, _NONE)
+    form = own.get("content")
+    body: dict[str, Any] = {"role": msg.role}
+    if not content:  # its role and its text
+        text: Any = [{"type": "text", "text": msg.text}] if form == "list" else msg.text
+    else:  # an assistant's calls, a text before them or not
+        text = _content_out([] if msg.text is None else [{"type": "text", "text": msg.text}], form)
+    if form != "absent" or text is not None:
+        body["content"] = text
+    if content or (msg.role == "assistant" and own.get("empty_tool_calls")):
+        body["tool_calls"] = [{"id": call.call_id, "type": "function",  # type: ignore[union-attr]
+                               "function": {"name": call.name, "arguments": call.arguments_raw}}  # type: ignore[union-attr]
+                              for call in content]
+    return _merge(body, extras)
+
+
+_NONE: dict[str, Any] = {}  # read only
+
+
+def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
+    """Canonical messages as OpenAI Chat Completions message dicts (plain ones among them)."""
     out: list[dict[str, Any]] = []
     called: set[str] = set()
     for index, msg in enumerate(messages):
-        out.extend(_message_out(msg, index, losses))
+        if msg.__class__ is Plain:
+            out.append(_plain_out(msg, index, losses))  # type: ignore[arg-type]
+        else:
+            out.extend(_message_out(msg, index, losses))  # type: ignore[arg-type]
         for block in msg.content:
-            if isinstance(block, ToolCallBlock):
+            if block.kind == "tool_call":
                 called.add(block.call_id)
-            elif isinstance(block, ToolResultBlock) and block.call_id not in called:
+            elif block.kind == "tool_result" and block.call_id not in called:
                 losses.add(index, "tool_result", "approximated", f"answers no call before it ({block.call_id!r}): "
                            "written where it stood, as a tool message the API refuses without its call")
     return out

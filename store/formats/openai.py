@@ -427,7 +427,7 @@ def verbatim(item: Any) -> bool:
     return type(calls) is list and all(_plain_call(call) for call in calls)
 
 
-from ._openai_write import from_canonical, write_message  # noqa: E402  (the writer imports the names above)
+from ._openai_write import TAKES_PLAIN, from_canonical, write_message  # noqa: E402  (the writer imports the names above)
 
-__all__ = ["NAME", "from_canonical", "looks_like", "read_fields", "read_fields_stream", "read_marked",
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "read_fields", "read_fields_stream", "read_marked",
            "to_canonical", "to_canonical_stream"]
