@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from ..lean import Plain
+from ..lean import Call, Plain
 from ..model import (
     AudioBlock, Block, FileBlock, ImageBlock, Message, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock,
 )
@@ -212,10 +212,12 @@ def _plain_out(msg: Plain, index: int, losses: Losses) -> dict[str, Any]:
     if form != "absent" or text is not None:
         body["content"] = text
     if content or (msg.role == "assistant" and own.get("empty_tool_calls")):
-        body["tool_calls"] = [{"id": call.call_id, "type": "function",  # type: ignore[union-attr]
-                               "function": {"name": call.name, "arguments": call.arguments_raw}}  # type: ignore[union-attr]
-                              for call in content]
+        body["tool_calls"] = [_call_item(call) for call in content]  # type: ignore[arg-type]
     return _merge(body, extras)
+
+
+def _call_item(call: Call) -> dict[str, Any]:
+    return {"id": call.call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments_raw}}
 
 
 _NONE: dict[str, Any] = {}  # read only
