@@ -111,6 +111,8 @@ class _Compiled:
         self.order = list(compiled.positiontup or []) if compiled.positional else None
         self.binds = {name: p for name, bind in compiled.binds.items()
                       if (p := bind.type.dialect_impl(dialect).bind_processor(dialect)) is not None}
+        # Values the statement fixes itself (SQLite's OFFSET 0 beside a bound LIMIT)
+        self.fixed = {name: value for name, value in compiled.params.items() if value is not None}
         columns = list(statement.exported_columns) if compiled.returning or statement.is_select else []
         self.returns = bool(columns)
         self.processed: list[tuple[int, Callable[[Any], Any]]] = [
@@ -119,6 +121,8 @@ class _Compiled:
         ]
 
     def params(self, params: dict[str, Any]) -> Any:
+        if self.fixed:
+            params = {**self.fixed, **params}
         for name, process in self.binds.items():
             if params.get(name) is not None:
                 params[name] = process(params[name])

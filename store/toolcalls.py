@@ -20,6 +20,7 @@ from .db import ONE_STATEMENT
 from .errors import AmbiguousToolCallError, InputError, ToolCallNotFoundError
 from .fetch import blobs as read_blobs
 from .model import Page, ToolCallRecord, ToolStatus
+from .prepared import Prepared
 from .operations import (
     Scope, blocks_t, check_limit, conversations, decode_key, encode_key, messages_t, tool_calls_t, valid_id,
 )
@@ -81,8 +82,8 @@ def find_tool_calls(conn: sa.Connection, scope: Scope, *, name: str | None = Non
         params["limit"] = limit + 1  # one row more than the page says whether another follows
     if after is not None:
         params.update(zip(_AFTER, after))
-    query = _tool_call_query(frozenset(filters), limit is not None, after is not None)
-    rows = conn.execute(query, params).mappings().all()
+    query, names = _prepared_query(frozenset(filters), limit is not None, after is not None)
+    rows = [dict(zip(names, row)) for row in query.run(conn, **params)]
     more = limit is not None and len(rows) > limit
     if more:
         rows = rows[:limit]
@@ -121,6 +122,14 @@ def _after(key: list[Any]) -> tuple[str, int, str] | None:
             and isinstance(call, str) and call == call.encode("utf-8").decode("utf-8")):  # no lone surrogates
         return str(uuid.UUID(cid)), seq, call
     return None
+
+
+@lru_cache(maxsize=128)
+def _prepared_query(filters: frozenset[str], limited: bool, after: bool) -> tuple[Prepared, tuple[str, ...]]:
+    """:func:`_tool_call_query` run on the driver's cursor (``store.prepared``: a lookup by id is
+    mostly the statement's own overhead), and its columns' names."""
+    query = _tool_call_query(filters, limited, after)
+    return Prepared(query), tuple(column.key for column in query.selected_columns)
 
 
 @lru_cache(maxsize=128)
