@@ -11,8 +11,10 @@ holds the two to the very same rows and the very same errors (tests/test_lean.py
 A load into a format whose writer takes them (``Format.takes_plain``) reads such rows the
 other way: a message row of its text, a tool result's one block row, an assistant's calls
 (with a text before them or not), with nothing else in their rows but the source's own notes
-(``extras``), each as a :class:`Plain` (``codec.readable_from_rows``); the writer turns
-them straight into its items. Tests hold the output and its losses to the canonical path's.
+(``extras``), each as a :class:`Plain` (``codec.readable_from_rows``); the writer (Anthropic's,
+OpenAI's) turns them straight into its items, and ``formats.convert`` to such a writer reads plain
+OpenAI items so (:func:`plain_item`). Tests hold the output and its losses to the canonical path's
+(tests/test_lean_load.py).
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ class Result(NamedTuple):
 
 
 class Call(NamedTuple):
-    """A tool call as its block row keeps it: arguments as the source wrote them (a JSON object's
-    text, parsed exactly)."""
+    """A tool call as its block row keeps it: its arguments as the source wrote them, JSON whose
+    parse is exactly the call's arguments (``codec`` keeps them so)."""
 
     call_id: str
     name: str

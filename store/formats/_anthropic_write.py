@@ -80,12 +80,10 @@ class _Writer:
         self.losses = losses
         self.origin: dict[int, int] = {}  # id() of a written tool_result -> index of its message
 
-    def turns(self, msg: Message | Plain, index: int) -> list[_Turn]:
+    def turns(self, msg: Message, index: int) -> list[_Turn]:
         """``msg`` as Anthropic turns: its tool results (a user turn, before the rest, or after
         it in an assistant message, whose own calls they answer) and the rest."""
-        if msg.__class__ is Plain:
-            return self.plain(msg, index)  # type: ignore[arg-type]
-        own, native = msg.extras.get(NAME, _NONE), msg.source_format == NAME  # type: ignore[union-attr]
+        own, native = msg.extras.get(NAME, _NONE), msg.source_format == NAME
         values = msg.__dict__  # pydantic's attribute access, five times a message, costs more
         for name in _NOT_IN_ANTHROPIC:
             if values[name]:
