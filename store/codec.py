@@ -394,7 +394,7 @@ def _plain(row: Sequence[Any], blocks: Sequence[Sequence[Any]], i: int, j: int) 
     knows): one tool result's output and call id; an assistant's calls (each with its arguments as
     its text), a text before them or not. Every block row bare: no payload, media type nor blob."""
     role, source_format, extras, text = row[1], row[4], row[12], row[13]
-    if i == j:
+    if i == j or role not in ("tool", "assistant"):
         return None
     first = blocks[i]
     if text is not None or first[2] is None or not _bare(first):
@@ -411,7 +411,7 @@ def _plain(row: Sequence[Any], blocks: Sequence[Sequence[Any]], i: int, j: int) 
         if block[1] != "tool_call" or block[2] is None or not block[5] or block[4] is None or not _bare(block):
             return None
         calls.append(Call(block[5], block[4], block[2]))
-    return Plain(role, lead, source_format, tuple(calls), extras=extras) if calls and role == "assistant" else None
+    return Plain(role, lead, source_format, tuple(calls), extras=extras) if calls else None
 
 
 def _bare(block: Sequence[Any]) -> bool:

@@ -132,9 +132,8 @@ def _prepared_query(filters: frozenset[str], limited: bool, after: bool) -> tupl
     return Prepared(query), tuple(column.key for column in query.selected_columns)
 
 
-@lru_cache(maxsize=128)
 def _tool_call_query(filters: frozenset[str], limited: bool, after: bool = False) -> sa.Select[Any]:
-    """One statement per set of filters, built once: looking a call up by id costs one
+    """One statement per set of filters, built once (by :func:`_prepared_query`): looking a call up by id costs one
     index probe and no query building. Ordered by ``(conversation_id, call_seq, call_id)``,
     a total order on natural columns (no surrogate id), which the keyset of a cursor
     (``after``) continues. The page is chosen on the link table alone; only its rows are
