@@ -7,13 +7,17 @@ tuples, each value passed through its column's bind processor (the same
 conversions SQLAlchemy would apply: UUIDs, JSON, NUL escapes, dates). On
 PostgreSQL through psycopg's sync driver they are streamed with COPY instead,
 the server's own bulk path.
+
+A statement names only the columns some row of the batch sets: the others are NULL
+anyway, and a bound NULL is not free (Python's ``sqlite3`` looks an adapter up for
+every ``None`` it binds: 9 NULLs cost a message row 5 us, half its insert).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
-from operator import itemgetter
+from functools import lru_cache, partial
+from operator import is_not, itemgetter
 from typing import Any
 
 import sqlalchemy as sa
@@ -23,11 +27,12 @@ from .prepared import driver_execute, sync_psycopg, wrap_driver_error
 
 
 class _Insert:
-    def __init__(self, table: sa.Table, dialect: sa.Dialect) -> None:
-        compiled = table.insert().compile(dialect=dialect, column_keys=[c.key for c in table.columns])
+    def __init__(self, table: sa.Table, dialect: sa.Dialect, keys: tuple[str, ...]) -> None:
+        compiled = table.insert().compile(dialect=dialect, column_keys=list(keys))
         self.sql = str(compiled)
         self.positional = compiled.positional
-        self.keys = list(compiled.positiontup or []) if compiled.positional else [c.key for c in table.columns]
+        self.keys = list(compiled.positiontup or []) if compiled.positional else list(keys)
+        assert set(self.keys) == set(keys), "a column default would add a column the rows do not hold"
         self.values = itemgetter(*self.keys)
         processors = {c.key: c.type.dialect_impl(dialect).bind_processor(dialect) for c in table.columns}
         # Only the columns that need converting are touched per row, by position.
@@ -65,16 +70,25 @@ COPY_FROM = 64
 costs more round trips than it saves."""
 
 
-@lru_cache(maxsize=64)
-def _statement(table: sa.Table, dialect: sa.Dialect) -> _Insert:
-    return _Insert(table, dialect)
+@lru_cache(maxsize=256)
+def _statement(table: sa.Table, dialect: sa.Dialect, keys: tuple[str, ...]) -> _Insert:
+    return _Insert(table, dialect, keys)
+
+
+_SET = partial(is_not, None)
+
+
+def _set_keys(table: sa.Table, rows: Sequence[dict[str, Any]]) -> tuple[str, ...]:
+    """The columns some row sets (not None), in table order; each scan stops at its first value."""
+    return tuple(c.key for c in table.columns
+                 if not c.nullable or any(map(_SET, map(itemgetter(c.key), rows))))
 
 
 def insert(conn: sa.Connection, table: sa.Table, rows: Sequence[dict[str, Any]]) -> None:
     """Insert ``rows`` (dicts holding every column) in one executemany (or COPY)."""
     if not rows:
         return
-    statement = _statement(table, conn.dialect)
+    statement = _statement(table, conn.dialect, _set_keys(table, rows))
     copy = len(rows) >= COPY_FROM and sync_psycopg(conn.dialect)
     with paused_gc():  # building the parameters is pure CPU; the I/O below runs with the collector on
         params = statement.tuples(rows) if copy else statement.params(rows)

@@ -1,4 +1,4 @@
-"""The relational schema: typed ORM rows over seven tables (revision 0017).
+"""The relational schema: typed ORM rows over seven tables (revision 0018).
 
 Hybrid rows: what users query (kind, text, call id, tool name, media type,
 sequence) is a real column; the rest of a block goes into a JSON ``payload``;
@@ -285,7 +285,10 @@ class MessageRow(Base):
     """A message, addressed by (conversation_id, seq): its position in the conversation."""
 
     __tablename__ = "messages"
-    __table_args__ = (sa.CheckConstraint("role IN ('system', 'user', 'assistant', 'tool')", name="role"),
+    # Comparisons, not IN (...): SQLite builds a temporary index of an IN list for every row
+    # it inserts (revision 0018).
+    __table_args__ = (sa.CheckConstraint("role = 'system' OR role = 'user' OR role = 'assistant' OR role = 'tool'",
+                                         name="role"),
                       CLUSTERED)
 
     conversation_id: Mapped[str] = _conversation_id()
@@ -386,7 +389,7 @@ class ToolCallRow(Base):
 
     __tablename__ = "tool_calls"
     __table_args__ = (
-        sa.CheckConstraint("status IN ('pending', 'answered', 'error')", name="status"),
+        sa.CheckConstraint("status = 'pending' OR status = 'answered' OR status = 'error'", name="status"),
         # The schema's only secondary indexes, both for find_tool_calls across a namespace:
         # by call id (get_tool_call without a conversation) and by tool name.
         sa.Index(None, "call_id"),

@@ -117,3 +117,34 @@ def test_limits_are_importable_from_the_package():
     from store import Limits
 
     assert Limits().max_message_bytes > 0
+
+
+def test_sqlite_checks_are_comparisons_and_still_refuse(tmp_path):
+    """Revision 0018: SQLite built a temporary index of an IN list for every inserted row; the
+    constraints are comparisons now, refuse what they refused, and a downgrade spells them back."""
+    engine = create_engine(f"sqlite:///{tmp_path / 'c.db'}")
+    try:
+        def definitions() -> list[str]:
+            with engine.connect() as conn:
+                return [sql for (sql,) in conn.exec_driver_sql(
+                    "SELECT sql FROM sqlite_master WHERE name IN ('messages', 'tool_calls') ORDER BY name")]
+
+        upgrade(engine)
+        assert all(" IN (" not in sql and "= 'assistant' OR" in sql or "= 'answered' OR" in sql
+                   for sql in definitions())
+        with engine.begin() as conn:
+            conn.exec_driver_sql("INSERT INTO conversations (id, namespace, message_count, created_at, updated_at)"
+                                 " VALUES ('c', 'n', 0, '2026-01-01', '2026-01-01')")
+            conn.exec_driver_sql("INSERT INTO messages (conversation_id, seq, window_start, role)"
+                                 " VALUES ('c', 0, 0, 'tool')")
+        for statement in ("INSERT INTO messages (conversation_id, seq, window_start, role) VALUES ('c', 1, 1, 'bot')",
+                          "INSERT INTO tool_calls (conversation_id, call_id, name, status, call_seq, call_position)"
+                          " VALUES ('c', 'x', 'f', 'lost', 0, 0)"):
+            with pytest.raises(sa.exc.IntegrityError, match="CHECK"), engine.begin() as conn:
+                conn.exec_driver_sql(statement)
+        downgrade(engine, "0017")
+        assert all(" IN (" in sql for sql in definitions())
+        upgrade(engine)
+        check(engine)
+    finally:
+        engine.dispose()

@@ -1,0 +1,37 @@
+"""Batch inserts name only the columns some row sets (store.bulk): the rest stay NULL, and a value
+set by any row of the batch, the last one too, is written."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from store import bulk
+from store.schema import BlockRow, MessageRow
+
+
+def test_a_batch_binds_the_columns_some_row_sets():
+    rows = [{c.key: None for c in BlockRow.__table__.columns} for _ in range(3)]
+    for i, row in enumerate(rows):
+        row.update(conversation_id="c", seq=i, position=0, kind="text", text="")
+    rows[-1]["media_type"] = "image/png"
+    keys = bulk._set_keys(BlockRow.__table__, rows)
+    assert keys == ("conversation_id", "seq", "position", "kind", "text", "media_type")
+    assert bulk._set_keys(BlockRow.__table__, rows[:2]) == ("conversation_id", "seq", "position", "kind", "text")
+
+
+def test_rows_that_set_different_columns_are_stored_as_they_are(store):
+    cid = store.save([{"role": "user", "content": "hi"}])
+    table = MessageRow.__table__
+    key = cid if store.engine.dialect.name == "postgresql" else cid.replace("-", "")
+    rows = [{c.key: None for c in table.columns} for _ in range(70)]  # past COPY_FROM: PostgreSQL's COPY too
+    for i, row in enumerate(rows):
+        row.update(conversation_id=cid, seq=10 + i, window_start=10 + i, role="user", text=str(i))
+    rows[-1]["name"], rows[0]["model"] = "ana", "m-1"
+    with store.engine.begin() as conn:
+        bulk.insert(conn, table, rows)
+        bulk.insert(conn, table, [{**rows[0], "seq": 200, "model": None, "text": None}])
+        found = conn.execute(sa.select(table.c.seq, table.c.name, table.c.model, table.c.text)
+                             .where(table.c.conversation_id == key, table.c.seq >= 10).order_by(table.c.seq)).all()
+    assert [tuple(r) for r in found] == [
+        (10 + i, "ana" if i == 69 else None, "m-1" if i == 0 else None, str(i)) for i in range(70)] + [
+        (200, None, None, None)]
