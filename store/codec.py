@@ -97,11 +97,11 @@ def block_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | None]
     texts: list[str | None] = []
     for seq, (msg, dump, budget) in enumerate(zip(msgs, dumped, budgets), start=first_seq):
         if msg.__class__ is Plain:
-            if msg.content:  # a tool result
-                texts.append(None)
-                rows.append(_result_row(msg, conversation_id, seq, budget))  # type: ignore[arg-type]
-            else:
+            if not msg.content:  # its text alone
                 texts.append(budget.text(_FIRST_TEXT, msg.text))  # type: ignore[union-attr]
+            else:
+                texts.append(None)
+                rows += _plain_rows(msg, conversation_id, seq, budget)  # type: ignore[arg-type]
             continue
         if one_plain_text(msg):
             texts.append(budget.text(_FIRST_TEXT, msg.content[0].text))  # type: ignore[union-attr]
@@ -117,6 +117,25 @@ def block_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | None]
 
 
 _RESULT_AT = "block 0 (tool_result)"
+
+
+def _plain_rows(msg: Plain, conversation_id: str, seq: int, budget: Budget) -> list[dict[str, Any]]:
+    """The block rows of a plain tool result or assistant's calls: what :func:`_block_row` makes of
+    their blocks, each value checked in the same order."""
+    if msg.content[0].__class__ is Result:
+        return [_result_row(msg, conversation_id, seq, budget)]
+    rows = []
+    if msg.text is not None:
+        rows.append({"conversation_id": conversation_id, "seq": seq, "position": 0, "kind": "text",
+                     "blob_sha256": None, "text": budget.text(_FIRST_TEXT, msg.text), "tool_name": None,
+                     "call_id": None, "media_type": None, "payload": None})
+    for position, call in enumerate(msg.content, start=len(rows)):
+        where = f"block {position} (tool_call)"
+        rows.append({"conversation_id": conversation_id, "seq": seq, "position": position, "kind": "tool_call",
+                     "blob_sha256": None, "tool_name": budget.text(where, call.name, "tool_name"),  # type: ignore[union-attr]
+                     "call_id": budget.text(where, call.call_id, "call_id"), "media_type": None,
+                     "text": budget.text(where, call.arguments_raw), "payload": None})  # type: ignore[union-attr]
+    return rows
 
 
 def _result_row(msg: Plain, conversation_id: str, seq: int, budget: Budget) -> dict[str, Any]:
@@ -138,9 +157,11 @@ def one_plain_text(msg: Message) -> bool:
 _FIRST_TEXT = "block 0 (text)"  # where a kept text is checked: as its block row would be
 
 
-def first_text(msg: Message) -> str | None:
+def first_text(msg: Writable) -> str | None:
     """The ``text`` column of the message's first block row: what ``store.docs`` may leave
     out of the message's document."""
+    if msg.__class__ is Plain:
+        return msg.text  # type: ignore[return-value]  # its text, its result's output, the text before its calls
     if not msg.content:
         return None
     block = msg.content[0]
@@ -308,14 +329,15 @@ def message_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | Non
                  first_seq: int, window_starts: Sequence[int], budgets: Sequence[Budget],
                  docs: Sequence[str | None], texts: Sequence[str | None]) -> list[dict[str, Any]]:
     """The message rows of a batch: ``dumped`` as :func:`block_rows` takes it (None for a
-    :class:`~store.lean.Plain`, whose row is its role and source format)."""
+    :class:`~store.lean.Plain`, whose row is its role, source format and extras)."""
     rows = []
     for i, (dump, start, budget, doc, text) in enumerate(zip(dumped, window_starts, budgets, docs, texts)):
         if dump is None:
             msg = msgs[i]
             rows.append({
                 "conversation_id": conversation_id, "seq": first_seq + i, "window_start": start, "role": msg.role,
-                "created_at": None, "utc_offset": None, "usage": None, "metadata": None, "extras": None,
+                "created_at": None, "utc_offset": None, "usage": None, "metadata": None,
+                "extras": budget.json("extras", msg.extras) if msg.extras else None,
                 "doc": doc, "text": text, "source_role": None, "name": None, "source_type": None,
                 "external_id": None, "model": None,
                 "source_format": budget.text("source_format", msg.source_format, "source_format"),

@@ -31,21 +31,21 @@ Nor does a message's ``extras`` repeat a long string its document keeps (revisio
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 import orjson
 
-from .codec import first_text
+from .codec import _parsed, first_text
 from .errors import ConvstoreError
 from .exactjson import has_nonfinite
 from .formats import FORMATS, NEEDS_CALL_IDS, Format, Losses, read_marked, read_stream_marked
-from .formats._common import message_list
+from .formats._common import message_list, parse_json
 from .formats._ids import missing_ids
 from .holes import (
     CALL_LEADS, CONTENT as _CONTENT, HOLE, HOLE_JSON as _MARK, OPEN as _OPEN, PER_MESSAGE, PLAIN, PLAIN_ITEMS,
     TOOL_ITEM, Stored, from_call, leads, parse, put)
-from .lean import Plain, Writable, plain_item
+from .lean import Call, Plain, Result, Writable, plain_item
 from .model import Message
 
 MIN_HOLE = 64
@@ -92,23 +92,56 @@ def read_stream(chunks: Iterable[list[Any]], fmt: Format) -> Iterator[Batch]:
 
 
 def _batch(items: list[Any], msgs: list[Writable], plain: list[bool]) -> Batch:
-    return Batch(msgs, [PLAIN if msg.__class__ is Plain else _item_doc(item) if kept else None
+    return Batch(msgs, [PLAIN if _says_all(msg) else _item_doc(item) if kept else None
                         for item, msg, kept in zip(items, msgs, plain)])
 
 
-def _stand_in(item: dict[str, Any], names: Mapping[str, str]) -> Plain | None:
+def _says_all(msg: Writable | None) -> bool:
+    """Whether ``msg`` is a plain text or tool result, whose document is :data:`PLAIN`."""
+    return msg.__class__ is Plain and (not msg.content or msg.content[0].__class__ is Result)  # type: ignore[union-attr]
+
+
+def _stand_in(item: dict[str, Any], names: dict[str, str]) -> Plain | None:
     """An item its row says all of (:data:`PLAIN`): a plain one (``lean.plain_item``) whose text and
     call id do not start with HOLE (a load would take them for holes). Known without writing it, no
-    JSON of its text made, nor searched."""
+    JSON of its text made, nor searched. Or an assistant's calls whose block rows are bare
+    (:func:`_plain_calls`); their document is the item, hollowed as a canonical message's."""
     plain = plain_item(item, names)
-    if plain is None or plain.text[:1] == HOLE or (plain.content and plain.content[0].call_id[:1] == HOLE):
+    if plain is None:
+        return _plain_calls(item, names) if len(item) == 3 else None
+    if plain.text[:1] == HOLE or (plain.content and plain.content[0].call_id[:1] == HOLE):
         return None
     return plain
 
 
+_CALLS_ITEM = ["role", "content", "tool_calls"]
+
+
+def _plain_calls(item: dict[str, Any], names: dict[str, str]) -> Plain | None:
+    """An assistant's item of its text (or null) and its calls alone (``Format.verbatim`` accepted
+    it: each call its id, name and arguments) as a :class:`~store.lean.Plain`, where each call's
+    arguments parse to exactly what its block row keeps as text (``codec._parsed``): the rows, the
+    document and the links of its canonical message, without one. Adds the calls' names to
+    ``names``, as the reader does for the results after them."""
+    if list(item) != _CALLS_ITEM or item["role"] != "assistant" or not (tool_calls := item["tool_calls"]):
+        return None
+    calls = []
+    for call in tool_calls:
+        function = call["function"]
+        raw = function["arguments"]
+        arguments, error = parse_json(raw)
+        if error is not None or not _parsed(raw, arguments):
+            return None
+        calls.append(Call(call["id"], function["name"], raw))
+    for call in calls:
+        names[call.call_id] = call.name
+    extras = None if item["content"] is not None else {"openai": {"content": "null"}}  # as the reader notes it
+    return Plain("assistant", item["content"], "openai", tuple(calls), extras=extras)
+
+
 def _given(item: Any) -> str | None:
     """The document of an item ``Format.verbatim`` accepts."""
-    return PLAIN if _stand_in(item, {}) is not None else _item_doc(item)
+    return PLAIN if _says_all(_stand_in(item, {})) else _item_doc(item)
 
 
 def _item_doc(item: Any) -> str | None:

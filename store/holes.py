@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from .chains import Chain, within
 from .codec import raw_arguments
 from .formats import FORMATS
+from .lean import Call
 from .prepared import Prepared
 from .schema import BlockRow, MessageRow
 
@@ -50,7 +51,7 @@ PER_MESSAGE = frozenset(name for name, fmt in FORMATS.items() if fmt.write_messa
 def from_call(key: str, call: Any) -> Any:
     """What a call's lead ``key`` takes from the call (a block, or its block row's
     ``(call_id, tool_name, text, payload)``)."""
-    if isinstance(call, tuple):
+    if isinstance(call, tuple) and not isinstance(call, Call):  # a row (a lean Call is a named tuple too)
         call_id, name, text, payload = call
         raw = raw_arguments(payload, text)
     else:

@@ -49,9 +49,10 @@ class Call(NamedTuple):
 @dataclass(slots=True)
 class Plain:
     """A message that is its role and its text (``content`` empty); a tool result (``content``
-    its one :class:`Result`, ``text`` its output; ``name``, the tool's name where known); or, read
-    from rows only, an assistant's calls (``content`` its :class:`Call` s, ``text`` the text before
-    them, or None). ``extras``: the source's own notes, as a canonical message keeps them (or None)."""
+    its one :class:`Result`, ``text`` its output; ``name``, the tool's name where known); or an
+    assistant's calls (``content`` its :class:`Call` s, ``text`` the text before them, or None: the
+    calls' positions then start at 1, see :func:`first_position`). ``extras``: the source's own
+    notes, as a canonical message keeps them (or None)."""
 
     role: str
     text: str | None
@@ -75,6 +76,13 @@ class Plain:
         if self.extras:
             fields["extras"] = dict(self.extras)
         return fields
+
+
+def first_position(msg: Writable) -> int:
+    """The position of ``msg.content[0]`` among the message's blocks: 1 for the calls of a plain
+    message with a text before them (its text block is 0), else 0."""
+    return 1 if msg.__class__ is Plain and msg.text is not None and msg.content \
+        and msg.content[0].__class__ is Call else 0
 
 
 PLAIN_ROLES = frozenset({"system", "user", "assistant"})

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import DuplicateToolCallError
-from .lean import Writable
+from .lean import Writable, first_position
 
 
 @dataclass
@@ -69,7 +69,7 @@ def plan(messages: Sequence[Writable], *, conversation_id: str, first_seq: int, 
     for offset, msg in enumerate(messages):
         seq = first_seq + offset
         earliest = seq
-        for position, block in enumerate(msg.content):
+        for position, block in enumerate(msg.content, first_position(msg)):
             if block.kind == "tool_call":
                 if block.call_id in new_calls or block.call_id in known:
                     raise DuplicateToolCallError(block.call_id, index_base + offset)

@@ -1,5 +1,6 @@
-"""Plain OpenAI items are stored straight from the item (store.lean): the very same rows, and the
-very same errors, as the canonical path gives for them."""
+"""Plain OpenAI items (a role and its text, a tool result, an assistant's calls) are stored straight
+from the item (store.lean): the very same rows, and the very same errors, as the canonical path gives
+for them."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from store import docs, links, rows, streaming
 from store.errors import ConvstoreError
 from store.formats import read, read_marked
 from store.holes import HOLE
-from store.lean import Plain
+from store.lean import Call, Plain
 from store.limits import Limits
 from tests.samples import OPENAI_CHAT, chat
 
@@ -47,8 +48,15 @@ def outcome(read_batch: Any, items: list[Any], limits: Limits, known: dict[str, 
 _text = st.one_of(st.text(max_size=80), st.sampled_from(["", HOLE, HOLE + "x", "\ud800 lone", "x" * 300]))
 _id = st.one_of(st.sampled_from(["call_1", "call_2", "stored_1", "stored_2", ""]), st.text(max_size=5),
                 st.just("i" * 300))
+_arguments = st.one_of(
+    st.sampled_from(["{}", '{"a": 1}', "not json", "", "[1]", "7", '"s"', "null", ' { "a" : 1 } ', '{"a":1,"a":2}',
+                     '{"a": 123456789012345678901234567890}', '{"a": NaN}', '{"a": 1e400}', '{"a": -0.0}',
+                     '{"a": 1e16}', '{"a": "\\u0000"}', '{"a": "\\u0001"}', '{"\\udc00": 1}', "[" * 201 + "]" * 201,
+                     '{"q": "' + "x" * 70 + '"}']),
+    st.dictionaries(st.text(max_size=3), st.one_of(st.integers(), st.text(max_size=5), st.none()), max_size=2)
+    .map(lambda d: __import__("json").dumps(d)))
 _call = st.builds(lambda i, n, a: {"id": i, "type": "function", "function": {"name": n, "arguments": a}},
-                  _id, st.sampled_from(["f", "g"]), st.sampled_from(["{}", '{"a": 1}', "not json", ""]))
+                  _id, st.sampled_from(["f", "g", "", "n" * 300]), _arguments)
 _items = st.one_of(
     st.builds(lambda r, c: {"role": r, "content": c}, st.sampled_from(["system", "user", "assistant", "developer"]),
               _text),
@@ -57,6 +65,8 @@ _items = st.one_of(
     st.builds(lambda i, c: {"role": "tool", "content": c, "tool_call_id": i}, _id, _text),
     st.builds(lambda c, calls: {"role": "assistant", "content": c, "tool_calls": calls},
               st.one_of(st.none(), _text), st.lists(_call, max_size=2)),
+    st.builds(lambda c, calls: {"content": c, "role": "assistant", "tool_calls": calls},  # another order
+              st.one_of(st.none(), _text), st.lists(_call, min_size=1, max_size=2)),
     st.builds(lambda r, c, extra: {"role": r, "content": c, **extra}, st.sampled_from(["user", "assistant"]), _text,
               st.dictionaries(st.sampled_from(["name", "x_note", "reasoning_content"]), _text, max_size=2)),
     st.builds(lambda c: {"role": "user", "content": [{"type": "text", "text": c}]}, _text),
@@ -99,10 +109,17 @@ def test_only_an_item_its_row_says_all_of_is_plain():
         {"role": "assistant", "content": None,
          "tool_calls": [{"id": "call_2", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
         {"role": "tool", "tool_call_id": "call_2", "content": "done"},
+        {"role": "assistant", "content": "let me see",
+         "tool_calls": [{"id": "call_3", "type": "function", "function": {"name": "g", "arguments": "{bad"}}]},
+        {"role": "tool", "tool_call_id": "call_3", "content": "done"},
     ]
     batch = docs.read(copy.deepcopy(items), "openai")
-    assert [type(m).__name__ for m in batch] == ["Plain", "Plain"] + ["Message"] * 5 + ["Plain"]
+    assert [type(m).__name__ for m in batch] == ["Plain", "Plain"] + ["Message"] * 4 + ["Plain"] * 2 + [
+        "Message", "Plain"]  # arguments that are no JSON: their block row keeps more than the text
+    assert batch[6] == Plain("assistant", None, "openai", (Call("call_2", "f", "{}"),),
+                             extras={"openai": {"content": "null"}})
     assert batch[7] == Plain("tool", "done", "openai", batch[7].content, "f")  # the name of its call
+    assert batch[9].name == "g"  # a call read the canonical way names its result all the same
     assert [m.role for m in batch] == [m.role for m in read(copy.deepcopy(items), "openai")]
 
 

@@ -17,9 +17,10 @@ from .. import exactjson
 from ..errors import LossError, SchemaError
 from ..limits import MAX_DEPTH, json_problem
 
-StandIn = Callable[[Any, Mapping[str, str]], Any]
+StandIn = Callable[[Any, dict[str, str]], Any]
 """``formats.read_marked``'s ``stand_in``: what to take for an input item instead of its canonical
-message (None: the message), given the item and the tool names of the calls read before it."""
+message (None: the message), given the item and the tool names of the calls read before it (by
+call id; a stand-in for an item with calls adds theirs, as the reader would)."""
 
 _TYPE_LABEL = re.compile(r"^(str|int|float|bool|none|dict|list|bytes)$|[\[\]]|^function-")
 
