@@ -19,9 +19,10 @@ import uuid_utils
 
 from .gcpause import paused_gc
 from .lean import Call, Plain, Result, Writable
-from .limits import Budget
+from .exactjson import long_digits
+from .limits import MAX_DEPTH, Budget
 from .model import BLOCK, MESSAGES, Block, Message
-from .schema import dumps
+from .schema import needs_escape, dumps
 
 # The block field each kind keeps in the ``text`` column.
 TEXT_FIELD = {
@@ -240,6 +241,21 @@ def _parsed(raw: Any, arguments: Any) -> bool:
         return False
 
 
+def bare_arguments(raw: str) -> bool:
+    """Whether a call read from ``raw`` keeps ``raw`` alone as its block row's text: what
+    :func:`_parsed` says of it and its parse (``formats._common.parse_json``, without an error), in
+    one parse and one dump. False also where that is not quickly known (the canonical path decides)."""
+    if raw.count("[") + raw.count("{") > MAX_DEPTH or long_digits(raw):
+        return False
+    try:
+        value = orjson.loads(raw)
+        text = orjson.dumps(value).decode()
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        return False
+    # null is the arguments' default: a dump leaves it out, and the row keeps the raw text in its payload
+    return value is not None and not needs_escape(text, value)
+
+
 def call_arguments(payload: Mapping[str, Any] | None, text: str | None = None) -> tuple[Any, str | None]:
     """A tool call's ``arguments`` and ``arguments_raw`` from its block row's payload and text."""
     if (raw := text if text is not None else payload.get(RAW_ARGUMENTS) if payload else None) is not None:
@@ -328,16 +344,15 @@ _MESSAGE_TEXT = ("source_role", "name", "source_format", "source_type", "externa
 def message_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | None], *, conversation_id: str,
                  first_seq: int, window_starts: Sequence[int], budgets: Sequence[Budget],
                  docs: Sequence[str | None], texts: Sequence[str | None]) -> list[dict[str, Any]]:
-    """The message rows of a batch: ``dumped`` as :func:`block_rows` takes it (None for a
-    :class:`~store.lean.Plain`, whose row is its role, source format and extras)."""
+    """The message rows of a batch: ``dumped`` as :func:`block_rows` takes it (for a
+    :class:`~store.lean.Plain`, whose row is its role, source format and extras: its extras or None)."""
     rows = []
     for i, (dump, start, budget, doc, text) in enumerate(zip(dumped, window_starts, budgets, docs, texts)):
-        if dump is None:
-            msg = msgs[i]
+        if (msg := msgs[i]).__class__ is Plain:
             rows.append({
                 "conversation_id": conversation_id, "seq": first_seq + i, "window_start": start, "role": msg.role,
                 "created_at": None, "utc_offset": None, "usage": None, "metadata": None,
-                "extras": budget.json("extras", msg.extras) if msg.extras else None,
+                "extras": None if dump is None else budget.json("extras", dump["extras"]),
                 "doc": doc, "text": text, "source_role": None, "name": None, "source_type": None,
                 "external_id": None, "model": None,
                 "source_format": budget.text("source_format", msg.source_format, "source_format"),

@@ -36,16 +36,16 @@ from typing import Any
 
 import orjson
 
-from .codec import _parsed, first_text
+from .codec import bare_arguments, first_text
 from .errors import ConvstoreError
 from .exactjson import has_nonfinite
 from .formats import FORMATS, NEEDS_CALL_IDS, Format, Losses, read_marked, read_stream_marked
-from .formats._common import message_list, parse_json
+from .formats._common import message_list
 from .formats._ids import missing_ids
 from .holes import (
     CALL_LEADS, CONTENT as _CONTENT, HOLE, HOLE_JSON as _MARK, OPEN as _OPEN, PER_MESSAGE, PLAIN, PLAIN_ITEMS,
     TOOL_ITEM, Stored, from_call, leads, parse, put)
-from .lean import Call, Plain, Result, Writable, plain_item
+from .lean import PLAIN_ROLES, Call, Plain, Result, Writable, plain_item
 from .model import Message
 
 MIN_HOLE = 64
@@ -98,45 +98,51 @@ def _batch(items: list[Any], msgs: list[Writable], plain: list[bool]) -> Batch:
 
 def _says_all(msg: Writable | None) -> bool:
     """Whether ``msg`` is a plain text or tool result, whose document is :data:`PLAIN`."""
-    return msg.__class__ is Plain and (not msg.content or msg.content[0].__class__ is Result)  # type: ignore[union-attr]
+    return msg.__class__ is Plain and not msg.extras \
+        and (not msg.content or msg.content[0].__class__ is Result)  # type: ignore[union-attr]
 
 
 def _stand_in(item: dict[str, Any], names: dict[str, str]) -> Plain | None:
     """An item its row says all of (:data:`PLAIN`): a plain one (``lean.plain_item``) whose text and
     call id do not start with HOLE (a load would take them for holes). Known without writing it, no
-    JSON of its text made, nor searched. Or an assistant's calls whose block rows are bare
-    (:func:`_plain_calls`); their document is the item, hollowed as a canonical message's."""
+    JSON of its text made, nor searched. Or an item with calls or keys of its own
+    (:func:`_plain_other`), whose document is the item, hollowed as a canonical message's."""
     plain = plain_item(item, names)
     if plain is None:
-        return _plain_calls(item, names) if len(item) == 3 else None
+        return _plain_other(item, names)
     if plain.text[:1] == HOLE or (plain.content and plain.content[0].call_id[:1] == HOLE):
         return None
     return plain
 
 
-_CALLS_ITEM = ["role", "content", "tool_calls"]
+_OWN_KEYS = frozenset({"role", "content", "tool_calls"})
 
 
-def _plain_calls(item: dict[str, Any], names: dict[str, str]) -> Plain | None:
-    """An assistant's item of its text (or null) and its calls alone (``Format.verbatim`` accepted
-    it: each call its id, name and arguments) as a :class:`~store.lean.Plain`, where each call's
-    arguments parse to exactly what its block row keeps as text (``codec._parsed``): the rows, the
-    document and the links of its canonical message, without one. Adds the calls' names to
-    ``names``, as the reader does for the results after them."""
-    if list(item) != _CALLS_ITEM or item["role"] != "assistant" or not (tool_calls := item["tool_calls"]):
+def _plain_other(item: dict[str, Any], names: dict[str, str]) -> Plain | None:
+    """A system, user or assistant item ``Format.verbatim`` accepted, without a name, with calls (an
+    assistant's: each its id, name and arguments) or keys OpenAI has no field for (strings, as
+    ``reasoning_content``), as a :class:`~store.lean.Plain` whose extras note those keys and a
+    missing text as the reader notes them, where each call's arguments parse to exactly what its
+    block row keeps as text (``codec.bare_arguments``): the rows, the document and the links of its
+    canonical message, without one. Adds the calls' names to ``names``, as the reader does for
+    the results after them."""
+    if (role := item["role"]) not in PLAIN_ROLES or "name" in item:
         return None
     calls = []
-    for call in tool_calls:
+    for call in item.get("tool_calls") or ():
         function = call["function"]
-        raw = function["arguments"]
-        arguments, error = parse_json(raw)
-        if error is not None or not _parsed(raw, arguments):
+        if not bare_arguments(raw := function["arguments"]):
             return None
         calls.append(Call(call["id"], function["name"], raw))
+    fields = {key: value for key, value in item.items() if key not in _OWN_KEYS}
+    if not (calls or fields) or ("tool_calls" in item and not calls):  # plain_item's, or calls noted empty
+        return None
     for call in calls:
         names[call.call_id] = call.name
-    extras = None if item["content"] is not None else {"openai": {"content": "null"}}  # as the reader notes it
-    return Plain("assistant", item["content"], "openai", tuple(calls), extras=extras)
+    shape: dict[str, Any] = {"fields": fields} if fields else {}
+    if (text := item.get("content")) is None:
+        shape["content"] = "null" if "content" in item else "absent"
+    return Plain(role, text, "openai", tuple(calls), extras={"openai": shape} if shape else None)
 
 
 def _given(item: Any) -> str | None:

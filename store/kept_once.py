@@ -31,7 +31,7 @@ def keep_once(dumped: Sequence[dict[str, Any] | None], docs: list[str | None]) -
     the document; :func:`fill` puts it back for the others). A message whose fields hold
     HOLE itself keeps no document: a read would take the value for a stand-in."""
     for index, dump in enumerate(dumped):
-        if dump is None:  # a plain item (``store.lean``): no extras
+        if dump is None:  # a plain item (``store.lean``) without extras
             continue
         fields = _fields(dump.get("extras"), dump.get("source_format"))
         if fields is None or docs[index] is None:

@@ -129,9 +129,17 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Writable], *
 
 
 def _dumped(msgs: Sequence[Writable]) -> list[dict[str, Any] | None]:
-    """Each canonical message's fields (``exclude_defaults``), dumped in one call; None for a Plain."""
+    """Each canonical message's fields (``exclude_defaults``), dumped in one call; for a Plain, its
+    extras (None without), copied: ``keep_once`` may put HOLE in them."""
     full = iter(MESSAGES.dump_python([m for m in msgs if m.__class__ is not Plain], exclude_defaults=True))
-    return [None if m.__class__ is Plain else next(full) for m in msgs]
+    return [(_plain_dump(m) if m.extras else None) if m.__class__ is Plain else next(full)  # type: ignore[union-attr]
+            for m in msgs]
+
+
+def _plain_dump(msg: Plain) -> dict[str, Any]:
+    extras = {name: {key: dict(value) if value.__class__ is dict else value for key, value in notes.items()}
+              if notes.__class__ is dict else notes for name, notes in msg.extras.items()}  # type: ignore[union-attr]
+    return {"source_format": msg.source_format, "extras": extras}
 
 
 def write_rows(conn: sa.Connection, conversation_id: str, rows: ChunkRows, *, fresh: bool) -> None:

@@ -75,7 +75,7 @@ def _unescape(value: Any) -> Any:
     return value
 
 
-def _needs_escape(text: str, value: Any) -> bool:
+def needs_escape(text: str, value: Any) -> bool:
     """Whether ``value``, dumped as ``text`` by orjson, holds what :func:`escape` rewrites.
     Text searches first: the walk for non-finite floats (which orjson wrote as null) runs
     only when there is a null."""
@@ -114,7 +114,7 @@ def dumps(value: Any) -> str:
         if "Integer exceeds" not in reason and "recursion" not in reason.lower():
             raise ValueError(f"cannot store as JSON: {exc}") from None
         return _dump_escaped(value)  # an integer beyond 64 bits, or deeper than orjson goes
-    return _dump_escaped(value) if _needs_escape(text, value) else text
+    return _dump_escaped(value) if needs_escape(text, value) else text
 
 
 def loads(text: str | bytes) -> Any:

@@ -5,11 +5,12 @@ for them."""
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from store import docs, links, rows, streaming
@@ -18,6 +19,7 @@ from store.formats import read, read_marked
 from store.holes import HOLE
 from store.lean import Call, Plain
 from store.limits import Limits
+from store.schema import MARK
 from tests.samples import OPENAI_CHAT, chat
 
 
@@ -52,9 +54,9 @@ _arguments = st.one_of(
     st.sampled_from(["{}", '{"a": 1}', "not json", "", "[1]", "7", '"s"', "null", ' { "a" : 1 } ', '{"a":1,"a":2}',
                      '{"a": 123456789012345678901234567890}', '{"a": NaN}', '{"a": 1e400}', '{"a": -0.0}',
                      '{"a": 1e16}', '{"a": "\\u0000"}', '{"a": "\\u0001"}', '{"\\udc00": 1}', "[" * 201 + "]" * 201,
-                     '{"q": "' + "x" * 70 + '"}']),
-    st.dictionaries(st.text(max_size=3), st.one_of(st.integers(), st.text(max_size=5), st.none()), max_size=2)
-    .map(lambda d: __import__("json").dumps(d)))
+                     '{"q": "' + "x" * 70 + '"}', '{"a": "' + MARK + '"}', '{"a": "x-0.0"}', '{"a": [1.5e+300]}']),
+    st.dictionaries(st.text(max_size=3), st.one_of(st.integers(), st.floats(), st.text(max_size=5), st.none()),
+                    max_size=2).map(json.dumps))
 _call = st.builds(lambda i, n, a: {"id": i, "type": "function", "function": {"name": n, "arguments": a}},
                   _id, st.sampled_from(["f", "g", "", "n" * 300]), _arguments)
 _items = st.one_of(
@@ -69,6 +71,10 @@ _items = st.one_of(
               st.one_of(st.none(), _text), st.lists(_call, min_size=1, max_size=2)),
     st.builds(lambda r, c, extra: {"role": r, "content": c, **extra}, st.sampled_from(["user", "assistant"]), _text,
               st.dictionaries(st.sampled_from(["name", "x_note", "reasoning_content"]), _text, max_size=2)),
+    st.builds(lambda extra, c, calls: {"role": "assistant", **extra, **c, **calls},  # reasoning, calls, no content
+              st.dictionaries(st.sampled_from(["reasoning_content", "x_note"]), _text, max_size=2),
+              st.one_of(st.just({}), st.builds(lambda c: {"content": c}, st.one_of(st.none(), _text))),
+              st.one_of(st.just({}), st.builds(lambda calls: {"tool_calls": calls}, st.lists(_call, max_size=2)))),
     st.builds(lambda c: {"role": "user", "content": [{"type": "text", "text": c}]}, _text),
     st.builds(lambda i, c: {"role": "tool", "tool_call_id": i, "content": [{"type": "text", "text": c}]}, _id, _text),
 )
@@ -87,6 +93,8 @@ _limits = st.sampled_from([Limits(), Limits(max_message_bytes=150), Limits(max_m
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example([{"role": "assistant", "content": None, "tool_calls": [  # null arguments: the default, left out of a dump
+    {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "null"}}]}], Limits(), {})
 @given(_conversation, _limits,
        st.dictionaries(st.sampled_from(["stored_1", "stored_2", "call_1"]), st.booleans(), max_size=2))
 def test_plain_items_give_the_rows_and_errors_of_the_canonical_path(items, limits, known):
