@@ -22,7 +22,7 @@ from .lean import Call, Plain, Result, Writable
 from .exactjson import long_digits
 from .limits import MAX_DEPTH, Budget
 from .model import BLOCK, MESSAGES, Block, Message
-from .schema import needs_escape, dumps
+from .schema import dumps, needs_escape
 
 # The block field each kind keeps in the ``text`` column.
 TEXT_FIELD = {

@@ -5,8 +5,11 @@ quarter a tool result of its call id and its text. Their rows say all of them (t
 document is ``holes.PLAIN``), so a write builds those rows straight from the item: no
 canonical :class:`~store.model.Message` validated, dumped and walked again. A
 :class:`Plain` stands in for such a message between the read (``store.docs.read``) and
-the rows (``store.rows``); every other message takes the canonical path. A property test
-holds the two to the very same rows and the very same errors (tests/test_lean.py).
+the rows (``store.rows``). So does an assistant's item of calls whose arguments parse to exactly
+their text, or an item with keys OpenAI has no field for (``reasoning_content``): their rows and
+links come from the :class:`Plain`, their document is the item (``store.docs._plain_other``).
+Every other message takes the canonical path. A property test holds the two to the very same rows
+and the very same errors (tests/test_lean.py).
 
 A load into a format whose writer takes them (``Format.takes_plain``) reads such rows the
 other way: a message row of its text, a tool result's one block row, an assistant's calls
