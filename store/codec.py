@@ -130,12 +130,13 @@ def _plain_rows(msg: Plain, conversation_id: str, seq: int, budget: Budget) -> l
         rows.append({"conversation_id": conversation_id, "seq": seq, "position": 0, "kind": "text",
                      "blob_sha256": None, "text": budget.text(_FIRST_TEXT, msg.text), "tool_name": None,
                      "call_id": None, "media_type": None, "payload": None})
-    for position, call in enumerate(msg.content, start=len(rows)):
+    calls: tuple[Call, ...] = msg.content  # type: ignore[assignment]
+    for position, call in enumerate(calls, start=len(rows)):
         where = f"block {position} (tool_call)"
         rows.append({"conversation_id": conversation_id, "seq": seq, "position": position, "kind": "tool_call",
-                     "blob_sha256": None, "tool_name": budget.text(where, call.name, "tool_name"),  # type: ignore[union-attr]
+                     "blob_sha256": None, "tool_name": budget.text(where, call.name, "tool_name"),
                      "call_id": budget.text(where, call.call_id, "call_id"), "media_type": None,
-                     "text": budget.text(where, call.arguments_raw), "payload": None})  # type: ignore[union-attr]
+                     "text": budget.text(where, call.arguments_raw), "payload": None})
     return rows
 
 
@@ -347,8 +348,10 @@ def message_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | Non
     """The message rows of a batch: ``dumped`` as :func:`block_rows` takes it (for a
     :class:`~store.lean.Plain`, whose row is its role, source format and extras: its extras or None)."""
     rows = []
-    for i, (dump, start, budget, doc, text) in enumerate(zip(dumped, window_starts, budgets, docs, texts)):
-        if (msg := msgs[i]).__class__ is Plain:
+    # Iterated, not indexed: a Batch's __getitem__ is Python code
+    each = zip(msgs, dumped, window_starts, budgets, docs, texts)
+    for i, (msg, dump, start, budget, doc, text) in enumerate(each):
+        if msg.__class__ is Plain:
             rows.append({
                 "conversation_id": conversation_id, "seq": first_seq + i, "window_start": start, "role": msg.role,
                 "created_at": None, "utc_offset": None, "usage": None, "metadata": None,
