@@ -183,3 +183,43 @@ def test_a_streamed_read_error_names_the_item_in_the_whole_stream(store):
     with pytest.raises(ConvstoreError) as whole:
         store.save(copy.deepcopy(items))
     assert str(streamed.value) == str(whole.value) and "7" in str(streamed.value)
+
+
+def _agent_turns() -> list[dict[str, Any]]:
+    """What a reasoning agent writes: reasoning with and without calls, calls with a text or null,
+    long texts and arguments (left out of documents), and the results answering the calls."""
+    long = "a long thought that goes on " * 4
+    args = '{"query": "' + "weather in Lisbon " * 5 + '", "n": 3}'
+    call = lambda i, a: {"id": f"call_{i}", "type": "function", "function": {"name": f"tool_{i % 2}", "arguments": a}}
+    return [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "plan it"},
+        {"role": "assistant", "content": "thinking done", "reasoning_content": long},
+        {"role": "assistant", "content": None, "tool_calls": [call(1, args), call(2, "{}")]},
+        {"role": "tool", "tool_call_id": "call_1", "content": long},
+        {"role": "tool", "tool_call_id": "call_2", "content": "ok"},
+        {"role": "assistant", "content": long, "reasoning_content": "short", "tool_calls": [call(3, '{"a": 1}')]},
+        {"role": "tool", "tool_call_id": "call_3", "content": "3"},
+        {"role": "assistant", "reasoning_content": long, "tool_calls": [call(4, args)]},
+        {"role": "tool", "tool_call_id": "call_4", "content": "4"},
+        {"role": "assistant", "content": None, "reasoning_content": long, "tool_calls": [call(5, "null")]},
+        {"role": "tool", "tool_call_id": "call_5", "content": "5"},
+        {"role": "assistant", "content": "done", "x_note": "kept"},
+    ]
+
+
+def test_reasoning_and_calls_store_the_rows_of_the_canonical_path(store, monkeypatch):
+    """Items with calls and keys of their own, saved and appended on every backend: the rows of the
+    canonical path, and the very items back."""
+    items = _agent_turns()
+    assert sum(type(m).__name__ == "Plain" for m in docs.read(copy.deepcopy(items), "openai")) >= 10
+    lean = store.save(copy.deepcopy(items[:7]))
+    for item in items[7:]:
+        store.append(lean, [copy.deepcopy(item)])
+    monkeypatch.setattr(docs, "_stand_in", lambda item, names: None)
+    full = store.save(copy.deepcopy(items[:7]))
+    for item in items[7:]:
+        store.append(full, [copy.deepcopy(item)])
+    assert _rows(store, lean) == _rows(store, full)
+    assert store.load(lean) == store.load(full) == items
+    assert store.get_tool_call("call_1", conversation_id=lean).result == items[4]["content"]
