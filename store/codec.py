@@ -19,10 +19,9 @@ import uuid_utils
 
 from .gcpause import paused_gc
 from .lean import Call, Plain, Result, Writable
-from .exactjson import long_digits
-from .limits import MAX_DEPTH, Budget
+from .limits import Budget
 from .model import BLOCK, MESSAGES, Block, Message
-from .schema import dumps, needs_escape
+from .schema import dumps
 
 # The block field each kind keeps in the ``text`` column.
 TEXT_FIELD = {
@@ -240,21 +239,6 @@ def _parsed(raw: Any, arguments: Any) -> bool:
         return orjson.dumps(orjson.loads(raw)) == text and dumps(arguments) == text.decode()
     except (orjson.JSONDecodeError, orjson.JSONEncodeError, TypeError, ValueError):
         return False
-
-
-def bare_arguments(raw: str) -> bool:
-    """Whether a call read from ``raw`` keeps ``raw`` alone as its block row's text: what
-    :func:`_parsed` says of it and its parse (``formats._common.parse_json``, without an error), in
-    one parse and one dump. False also where that is not quickly known (the canonical path decides)."""
-    if raw.count("[") + raw.count("{") > MAX_DEPTH or long_digits(raw):
-        return False
-    try:
-        value = orjson.loads(raw)
-        text = orjson.dumps(value).decode()
-    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
-        return False
-    # null is the arguments' default: a dump leaves it out, and the row keeps the raw text in its payload
-    return value is not None and not needs_escape(text, value)
 
 
 def call_arguments(payload: Mapping[str, Any] | None, text: str | None = None) -> tuple[Any, str | None]:

@@ -36,7 +36,7 @@ from typing import Any
 
 import orjson
 
-from .codec import bare_arguments, first_text
+from .codec import first_text
 from .errors import ConvstoreError
 from .exactjson import has_nonfinite
 from .formats import FORMATS, NEEDS_CALL_IDS, Format, Losses, read_marked, read_stream_marked
@@ -45,7 +45,7 @@ from .formats._ids import missing_ids
 from .holes import (
     CALL_LEADS, CONTENT as _CONTENT, HOLE, HOLE_JSON as _MARK, OPEN as _OPEN, PER_MESSAGE, PLAIN, PLAIN_ITEMS,
     TOOL_ITEM, Stored, from_call, leads, parse, put)
-from .lean import PLAIN_ROLES, Call, Plain, Result, Writable, plain_item
+from .lean import Plain, Result, Writable, other_item, plain_item
 from .model import Message
 
 MIN_HOLE = 64
@@ -106,43 +106,13 @@ def _stand_in(item: dict[str, Any], names: dict[str, str]) -> Plain | None:
     """An item its row says all of (:data:`PLAIN`): a plain one (``lean.plain_item``) whose text and
     call id do not start with HOLE (a load would take them for holes). Known without writing it, no
     JSON of its text made, nor searched. Or an item with calls or keys of its own
-    (:func:`_plain_other`), whose document is the item, hollowed as a canonical message's."""
+    (``lean.other_item``), whose document is the item, hollowed as a canonical message's."""
     plain = plain_item(item, names)
     if plain is None:
-        return _plain_other(item, names)
+        return other_item(item, names)
     if plain.text[:1] == HOLE or (plain.content and plain.content[0].call_id[:1] == HOLE):
         return None
     return plain
-
-
-_OWN_KEYS = frozenset({"role", "content", "tool_calls"})
-
-
-def _plain_other(item: dict[str, Any], names: dict[str, str]) -> Plain | None:
-    """A system, user or assistant item ``Format.verbatim`` accepted, without a name, with calls (an
-    assistant's: each its id, name and arguments) or keys OpenAI has no field for (strings, as
-    ``reasoning_content``), as a :class:`~store.lean.Plain` whose extras note those keys and a
-    missing text as the reader notes them, where each call's arguments parse to exactly what its
-    block row keeps as text (``codec.bare_arguments``): the rows, the document and the links of its
-    canonical message, without one. Adds the calls' names to ``names``, as the reader does for
-    the results after them."""
-    if (role := item["role"]) not in PLAIN_ROLES or "name" in item:
-        return None
-    calls = []
-    for call in item.get("tool_calls") or ():
-        function = call["function"]
-        if not bare_arguments(raw := function["arguments"]):
-            return None
-        calls.append(Call(call["id"], function["name"], raw))
-    fields = {key: value for key, value in item.items() if key not in _OWN_KEYS}
-    if not (calls or fields) or ("tool_calls" in item and not calls):  # plain_item's, or calls noted empty
-        return None
-    for call in calls:
-        names[call.call_id] = call.name
-    shape: dict[str, Any] = {"fields": fields} if fields else {}
-    if (text := item.get("content")) is None:
-        shape["content"] = "null" if "content" in item else "absent"
-    return Plain(role, text, "openai", tuple(calls), extras={"openai": shape} if shape else None)
 
 
 def _given(item: Any) -> str | None:

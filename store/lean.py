@@ -7,7 +7,7 @@ canonical :class:`~store.model.Message` validated, dumped and walked again. A
 :class:`Plain` stands in for such a message between the read (``store.docs.read``) and
 the rows (``store.rows``). So does an assistant's item of calls whose arguments parse to exactly
 their text, or an item with keys OpenAI has no field for (``reasoning_content``): their rows and
-links come from the :class:`Plain`, their document is the item (``store.docs._plain_other``).
+links come from the :class:`Plain` (:func:`other_item`), their document is the item.
 Every other message takes the canonical path. A property test holds the two to the very same rows
 and the very same errors (tests/test_lean.py).
 
@@ -16,7 +16,7 @@ other way: a message row of its text, a tool result's one block row, an assistan
 (with a text before them or not), with nothing else in their rows but the source's own notes
 (``extras``), each as a :class:`Plain` (``codec.readable_from_rows``); the writer (Anthropic's,
 OpenAI's) turns them straight into its items, and ``formats.convert`` to such a writer reads plain
-OpenAI items so (:func:`plain_item`). Tests hold the output and its losses to the canonical path's
+OpenAI items so (:func:`convertible`). Tests hold the output and its losses to the canonical path's
 (tests/test_lean_load.py).
 """
 
@@ -28,7 +28,10 @@ from typing import Any, NamedTuple, TypeAlias
 
 import orjson
 
+from .exactjson import long_digits
+from .limits import MAX_DEPTH
 from .model import MESSAGES, Message
+from .schema import needs_escape
 
 
 class Result(NamedTuple):
@@ -105,6 +108,61 @@ def plain_item(item: dict[str, Any], names: Mapping[str, str]) -> Plain | None:
             and (text := item["content"]).__class__ is str and (call_id := item["tool_call_id"]).__class__ is str:
         return Plain("tool", text, "openai", (Result(call_id),), names.get(call_id))
     return None
+
+
+_OWN_KEYS = frozenset({"role", "content", "tool_calls"})
+
+
+def other_item(item: dict[str, Any], names: dict[str, str]) -> Plain | None:
+    """A system, user or assistant OpenAI item ``Format.verbatim`` accepted, without a name, with
+    calls (an assistant's: each its id, name and arguments) or keys OpenAI has no field for (strings,
+    as ``reasoning_content``), as a :class:`Plain` whose extras note those keys and a
+    missing text as the reader notes them, where each call's arguments parse to exactly what its
+    block row keeps as text (:func:`bare_arguments`): the rows, the document and the links of its
+    canonical message, without one. Adds the calls' names to ``names``, as the reader does for
+    the results after them."""
+    if (role := item["role"]) not in PLAIN_ROLES or "name" in item:
+        return None
+    calls = []
+    for call in item.get("tool_calls") or ():
+        function = call["function"]
+        if not bare_arguments(raw := function["arguments"]):
+            return None
+        calls.append(Call(call["id"], function["name"], raw))
+    fields = {key: value for key, value in item.items() if key not in _OWN_KEYS}
+    if not (calls or fields) or ("tool_calls" in item and not calls):  # plain_item's, or calls noted empty
+        return None
+    for call in calls:
+        names[call.call_id] = call.name
+    shape: dict[str, Any] = {"fields": fields} if fields else {}
+    if (text := item.get("content")) is None:
+        shape["content"] = "null" if "content" in item else "absent"
+    return Plain(role, text, "openai", tuple(calls), extras={"openai": shape} if shape else None)
+
+
+def convertible(item: dict[str, Any], names: dict[str, str]) -> Plain | None:
+    """:func:`plain_item` or :func:`other_item` of an item, for a writer that takes plain messages
+    (``formats.convert``); None for one with neither a text nor calls, which no stored row reads as one."""
+    plain = plain_item(item, names)
+    if plain is None and (plain := other_item(item, names)) is not None and plain.text is None \
+            and not plain.content:
+        return None
+    return plain
+
+
+def bare_arguments(raw: str) -> bool:
+    """Whether a call read from ``raw`` keeps ``raw`` alone as its block row's text: what
+    ``codec._parsed`` says of it and its parse (``formats._common.parse_json``, without an error), in
+    one parse and one dump. False also where that is not quickly known (the canonical path decides)."""
+    if raw.count("[") + raw.count("{") > MAX_DEPTH or long_digits(raw):
+        return False
+    try:
+        value = orjson.loads(raw)
+        text = orjson.dumps(value).decode()
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        return False
+    # null is the arguments' default: a dump leaves it out, and the row keeps the raw text in its payload
+    return value is not None and not needs_escape(text, value)
 
 
 Writable: TypeAlias = Message | Plain

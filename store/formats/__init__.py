@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import ConvstoreError, FormatDetectionError, InputError, UnknownFormatError
 from ..gcpause import paused_gc
-from ..lean import Writable, canonical, plain_item
+from ..lean import Writable, canonical, convertible
 from ..limits import check_input
 from ..model import MESSAGES as CANONICAL, Message
 from . import (
@@ -213,7 +213,7 @@ def convert(messages: Any, *, from_: str, to: str, strict: bool = False,
     with paused_gc():  # bulk object building: see store.gcpause
         # Plain items go to a writer that takes them as they are read (store.lean). The messages are
         # an argument, not a local: freed before the pause ends, the collector's next pass skips them.
-        stand_in = plain_item if get_format(to).takes_plain else None
+        stand_in = convertible if get_format(to).takes_plain else None
         value, losses = write(read_marked(messages, from_, stand_in)[0], to, strict=strict)
     if on_loss is not None:
         for loss in losses:
