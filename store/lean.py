@@ -143,11 +143,10 @@ def other_item(item: dict[str, Any], names: dict[str, str]) -> Plain | None:
 def convertible(item: dict[str, Any], names: dict[str, str]) -> Plain | None:
     """:func:`plain_item` or :func:`other_item` of an item, for a writer that takes plain messages
     (``formats.convert``); None for one with neither a text nor calls, which no stored row reads as one."""
-    plain = plain_item(item, names)
-    if plain is None and (plain := other_item(item, names)) is not None and plain.text is None \
-            and not plain.content:
-        return None
-    return plain
+    if (plain := plain_item(item, names)) is not None:
+        return plain
+    other = other_item(item, names)
+    return None if other is None or (other.text is None and not other.content) else other
 
 
 def bare_arguments(raw: str) -> bool:
