@@ -1,4 +1,4 @@
-"""The relational schema: typed ORM rows over seven tables (revision 0018).
+"""The relational schema: typed ORM rows over seven tables (revision 0019).
 
 Hybrid rows: what users query (kind, text, call id, tool name, media type,
 sequence) is a real column; the rest of a block goes into a JSON ``payload``;
@@ -7,8 +7,10 @@ Every table's primary key starts with ``conversation_id`` (the partition key)
 and addresses rows by their natural keys: a message by its position ``seq``, a
 block by ``(seq, position)``, a tool-call link by its call id; no surrogate ids,
 so a batch inserts with one executemany per table and PostgreSQL can partition
-every table but ``conversations`` by hash of the conversation id. Conversation
-ids are client-generated UUIDv7 (time-ordered). Change this file only together with a
+every table but ``conversations`` by hash of the conversation id. The rows written
+per message (messages, blocks, links) have no foreign keys: a key is checked row by row (on
+PostgreSQL a trigger query each, as costly as the insert), and the writes keep them consistent
+themselves (revision 0019). Conversation ids are client-generated UUIDv7 (time-ordered). Change this file only together with a
 migration under ``migrations/versions``.
 """
 
@@ -271,6 +273,14 @@ def _conversation_id() -> Mapped[str]:
     return mapped_column(Id, sa.ForeignKey("conversations.id", ondelete="CASCADE"), primary_key=True)
 
 
+def _per_message_key() -> Mapped[str]:
+    """The conversation id of a row written per message: no foreign key (revision 0019). Every
+    write creates or locks the conversation's row first, in the same transaction, and every path
+    that removes messages removes their blocks and links itself (``operations``); every read
+    starts from the conversation's row."""
+    return mapped_column(Id, primary_key=True)
+
+
 class ConversationTagRow(Base):
     """A tag of a conversation. The index on the tag serves listings filtered by one."""
 
@@ -291,7 +301,7 @@ class MessageRow(Base):
                                          name="role"),
                       CLUSTERED)
 
-    conversation_id: Mapped[str] = _conversation_id()
+    conversation_id: Mapped[str] = _per_message_key()
     seq: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
     """0-based position in the conversation."""
     window_start: Mapped[int]
@@ -325,17 +335,14 @@ class MessageRow(Base):
 
 class BlockRow(Base):
     """A content block, addressed by (conversation_id, seq, position): its message and its
-    place in it. No foreign key to blobs: it would need an index of its own on MariaDB,
-    paid by every block insert; blobs are written first in the same transaction."""
+    place in it. No foreign keys: to its message, see :func:`_per_message_key`; to blobs, it
+    would need an index of its own on MariaDB, paid by every block insert (blobs are written
+    first in the same transaction)."""
 
     __tablename__ = "blocks"
-    __table_args__ = (
-        sa.ForeignKeyConstraint(["conversation_id", "seq"], ["messages.conversation_id", "messages.seq"],
-                                ondelete="CASCADE"),
-        CLUSTERED,
-    )
+    __table_args__ = (CLUSTERED,)
 
-    conversation_id: Mapped[str] = mapped_column(Id, primary_key=True)
+    conversation_id: Mapped[str] = _per_message_key()
     seq: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
     position: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
     kind: Mapped[str] = mapped_column(sa.String(16))
@@ -397,7 +404,7 @@ class ToolCallRow(Base):
         CLUSTERED,
     )
 
-    conversation_id: Mapped[str] = _conversation_id()
+    conversation_id: Mapped[str] = _per_message_key()
     call_id: Mapped[str] = mapped_column(Name, primary_key=True)
     name: Mapped[str] = mapped_column(Name)
     status: Mapped[str] = mapped_column(sa.String(16))

@@ -148,3 +148,29 @@ def test_sqlite_checks_are_comparisons_and_still_refuse(tmp_path):
         check(engine)
     finally:
         engine.dispose()
+
+
+def test_rows_written_per_message_have_no_foreign_keys(empty_database_url):
+    """Revision 0019: a foreign key is checked row by row (on PostgreSQL a trigger query each); the
+    rows written per message have none, the tables written per conversation keep theirs, and a
+    downgrade puts them back."""
+    engine = create_engine(empty_database_url)
+    per_message = ("messages", "blocks", "tool_calls")
+
+    def keys() -> dict[str, list[str]]:
+        inspector = sa.inspect(engine)
+        return {t: sorted(fk["referred_table"] for fk in inspector.get_foreign_keys(t))
+                for t in (*per_message, "blobs", "conversation_tags", "search")}
+
+    try:
+        upgrade(engine)
+        assert keys() == {"messages": [], "blocks": [], "tool_calls": [], "blobs": ["conversations"],
+                          "conversation_tags": ["conversations"], "search": ["messages"]}
+        downgrade(engine, "0018")
+        assert {t: keys()[t] for t in per_message} == {
+            "messages": ["conversations"], "blocks": ["messages"], "tool_calls": ["conversations"]}
+        upgrade(engine)
+        check(engine)
+        assert not any(keys()[t] for t in per_message)
+    finally:
+        engine.dispose()

@@ -113,6 +113,42 @@ def test_delete_removes_every_row(store):
         store.get_tool_call("call_kyoto")
 
 
+_ORPHANS = {  # rows written per message that outlive what they belong to (no foreign keys: revision 0019)
+    "messages": "SELECT COUNT(*) FROM messages m WHERE NOT EXISTS"
+                " (SELECT 1 FROM conversations c WHERE c.id = m.conversation_id)",
+    "blocks": "SELECT COUNT(*) FROM blocks b WHERE NOT EXISTS"
+              " (SELECT 1 FROM messages m WHERE m.conversation_id = b.conversation_id AND m.seq = b.seq)",
+    "tool_calls": "SELECT COUNT(*) FROM tool_calls t WHERE NOT EXISTS (SELECT 1 FROM messages m"
+                  " WHERE m.conversation_id = t.conversation_id AND m.seq = t.call_seq)"
+                  " OR t.result_seq IS NOT NULL AND NOT EXISTS (SELECT 1 FROM messages m"
+                  " WHERE m.conversation_id = t.conversation_id AND m.seq = t.result_seq)",
+}
+
+
+def orphans(store: ConversationStore) -> dict[str, int]:
+    with store.engine.connect() as conn:
+        return {table: n for table, sql in _ORPHANS.items() if (n := conn.exec_driver_sql(sql).scalar_one())}
+
+
+def test_no_removal_leaves_rows_of_a_message_behind(store):
+    """Blocks and links have no foreign keys: every path that removes messages removes them itself."""
+    msgs = [{"role": "user", "content": "go"}, *tool_turn(1), *tool_turn(2), {"role": "assistant", "content": "ok"}]
+    cid = store.save(copy.deepcopy(OPENAI_CHAT) + msgs)
+    steps = [lambda: store.truncate(cid, len(OPENAI_CHAT) + 2), lambda: store.pop(cid, 1),
+             lambda: store.replace(cid, msgs[:4]), lambda: store.pop_item(cid),
+             lambda: store.append(cid, msgs[3:]), lambda: store.truncate(cid, 0)]
+    for step in steps:
+        step()
+        assert orphans(store) == {}
+    fork = store.fork(store.save(msgs), 3)
+    store.append(fork, [{"role": "tool", "tool_call_id": "call_1", "content": "again"}, *tool_turn(3)])
+    for gone in (fork, cid):
+        store.delete(gone)
+        assert orphans(store) == {}
+    store.save(copy.deepcopy(OPENAI_CHAT), expires_at=datetime(2000, 1, 1, tzinfo=timezone.utc))
+    assert store.prune().conversations == 1 and orphans(store) == {}
+
+
 def test_binary_payloads_are_stored_once(store):
     image = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}
     msgs = [{"role": "user", "content": [image, image]}, {"role": "user", "content": [image]}]
