@@ -113,21 +113,29 @@ def test_delete_removes_every_row(store):
         store.get_tool_call("call_kyoto")
 
 
-_ORPHANS = {  # rows written per message that outlive what they belong to (no foreign keys: revision 0019)
-    "messages": "SELECT COUNT(*) FROM messages m WHERE NOT EXISTS"
-                " (SELECT 1 FROM conversations c WHERE c.id = m.conversation_id)",
-    "blocks": "SELECT COUNT(*) FROM blocks b WHERE NOT EXISTS"
-              " (SELECT 1 FROM messages m WHERE m.conversation_id = b.conversation_id AND m.seq = b.seq)",
-    "tool_calls": "SELECT COUNT(*) FROM tool_calls t WHERE NOT EXISTS (SELECT 1 FROM messages m"
-                  " WHERE m.conversation_id = t.conversation_id AND m.seq = t.call_seq)"
-                  " OR t.result_seq IS NOT NULL AND NOT EXISTS (SELECT 1 FROM messages m"
-                  " WHERE m.conversation_id = t.conversation_id AND m.seq = t.result_seq)",
+_OWN = "(SELECT COALESCE(MAX(fork_seq), 0) FROM conversations WHERE id = :cid)"  # a fork's first own seq
+_ORPHANS = {  # rows of a conversation written per message that outlive it or their message (revision 0019)
+    "messages": "SELECT COUNT(*) FROM messages WHERE conversation_id = :cid"
+                " AND NOT EXISTS (SELECT 1 FROM conversations WHERE id = :cid)",
+    "blocks": "SELECT COUNT(*) FROM blocks b WHERE b.conversation_id = :cid AND NOT EXISTS"
+              " (SELECT 1 FROM messages m WHERE m.conversation_id = :cid AND m.seq = b.seq)",
+    "tool_calls": f"SELECT COUNT(*) FROM tool_calls t WHERE t.conversation_id = :cid AND ("
+                  " NOT EXISTS (SELECT 1 FROM conversations WHERE id = :cid)"
+                  f" OR t.call_seq >= {_OWN} AND NOT EXISTS (SELECT 1 FROM messages m"
+                  " WHERE m.conversation_id = :cid AND m.seq = t.call_seq)"
+                  f" OR t.result_seq >= {_OWN} AND NOT EXISTS (SELECT 1 FROM messages m"
+                  " WHERE m.conversation_id = :cid AND m.seq = t.result_seq))",
 }
 
 
-def orphans(store: ConversationStore) -> dict[str, int]:
+def orphans(store: ConversationStore, *ids: str) -> dict[str, int]:
+    """The rows of conversations ``ids`` whose conversation or message is gone (a fork's calls
+    and results in the prefix it shares are its parent's messages)."""
+    key = sa.bindparam("cid", type_=metadata.tables["messages"].c.conversation_id.type)  # stored as the store does
     with store.engine.connect() as conn:
-        return {table: n for table, sql in _ORPHANS.items() if (n := conn.exec_driver_sql(sql).scalar_one())}
+        counts = {(table, cid): conn.execute(sa.text(sql).bindparams(key), {"cid": cid}).scalar_one()
+                  for table, sql in _ORPHANS.items() for cid in ids}
+    return {key: n for key, n in counts.items() if n}
 
 
 def test_no_removal_leaves_rows_of_a_message_behind(store):
@@ -139,14 +147,16 @@ def test_no_removal_leaves_rows_of_a_message_behind(store):
              lambda: store.append(cid, msgs[3:]), lambda: store.truncate(cid, 0)]
     for step in steps:
         step()
-        assert orphans(store) == {}
-    fork = store.fork(store.save(msgs), 3)
+        assert orphans(store, cid) == {}
+    parent = store.save(msgs)
+    fork = store.fork(parent, 3)
     store.append(fork, [{"role": "tool", "tool_call_id": "call_1", "content": "again"}, *tool_turn(3)])
-    for gone in (fork, cid):
+    assert orphans(store, parent, fork) == {}
+    for gone in (fork, parent, cid):
         store.delete(gone)
-        assert orphans(store) == {}
-    store.save(copy.deepcopy(OPENAI_CHAT), expires_at=datetime(2000, 1, 1, tzinfo=timezone.utc))
-    assert store.prune().conversations == 1 and orphans(store) == {}
+        assert orphans(store, gone) == {}
+    expiring = store.save(copy.deepcopy(OPENAI_CHAT), expires_at=datetime(2000, 1, 1, tzinfo=timezone.utc))
+    assert store.prune().conversations == 1 and orphans(store, expiring) == {}
 
 
 def test_binary_payloads_are_stored_once(store):
