@@ -10,8 +10,8 @@ so a batch inserts with one executemany per table and PostgreSQL can partition
 every table but ``conversations`` by hash of the conversation id. The rows written
 per message (messages, blocks, links) have no foreign keys: a key is checked row by row (on
 PostgreSQL a trigger query each, as costly as the insert), and the writes keep them consistent
-themselves (revision 0019). Conversation ids are client-generated UUIDv7 (time-ordered). Change this file only together with a
-migration under ``migrations/versions``.
+themselves (revision 0019). Conversation ids are client-generated UUIDv7 (time-ordered).
+Change this file only together with a migration under ``migrations/versions``.
 """
 
 from __future__ import annotations

@@ -131,9 +131,9 @@ _ORPHANS = {  # rows of a conversation written per message that outlive it or th
 def orphans(store: ConversationStore, *ids: str) -> dict[str, int]:
     """The rows of conversations ``ids`` whose conversation or message is gone (a fork's calls
     and results in the prefix it shares are its parent's messages)."""
-    key = sa.bindparam("cid", type_=metadata.tables["messages"].c.conversation_id.type)  # stored as the store does
+    bound = sa.bindparam("cid", type_=metadata.tables["messages"].c.conversation_id.type)  # stored as the store does
     with store.engine.connect() as conn:
-        counts = {(table, cid): conn.execute(sa.text(sql).bindparams(key), {"cid": cid}).scalar_one()
+        counts = {(table, cid): conn.execute(sa.text(sql).bindparams(bound), {"cid": cid}).scalar_one()
                   for table, sql in _ORPHANS.items() for cid in ids}
     return {key: n for key, n in counts.items() if n}
 
@@ -149,8 +149,8 @@ def test_no_removal_leaves_rows_of_a_message_behind(store):
         step()
         assert orphans(store, cid) == {}
     parent = store.save(msgs)
-    fork = store.fork(parent, 3)
-    store.append(fork, [{"role": "tool", "tool_call_id": "call_1", "content": "again"}, *tool_turn(3)])
+    fork = store.fork(parent, 2, allow_pending=True)  # its link answers a call of the prefix it shares
+    store.append(fork, [{"role": "tool", "tool_call_id": "call_1", "content": "its own"}, *tool_turn(3)])
     assert orphans(store, parent, fork) == {}
     for gone in (fork, parent, cid):
         store.delete(gone)
