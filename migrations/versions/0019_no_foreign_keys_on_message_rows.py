@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
+from functools import partial
 
 import sqlalchemy as sa
 from alembic import op
@@ -43,7 +45,7 @@ def upgrade() -> None:
     sqlite = op.get_bind().dialect.name == "sqlite"
     for name, (table, *_) in KEYS.items():
         if sqlite:
-            _redefine(table, lambda sql, name=name: _without(sql, name))
+            _redefine(table, partial(_without, name=name))
         else:
             op.drop_constraint(name, table, type_="foreignkey")
 
@@ -54,7 +56,7 @@ def downgrade() -> None:
         if sqlite:
             clause = (f"CONSTRAINT {name} FOREIGN KEY({', '.join(columns)}) "
                       f"REFERENCES {referred} ({', '.join(referred_columns)}) ON DELETE CASCADE")
-            _redefine(table, lambda sql, clause=clause: _with(sql, clause))
+            _redefine(table, partial(_with, clause=clause))
         else:
             op.create_foreign_key(name, table, referred, columns, referred_columns, ondelete="CASCADE")
 
@@ -73,12 +75,12 @@ def _with(sql: str, clause: str) -> str:
     return f"{sql[:end].rstrip()}, \n\t{clause}\n{sql[end:]}"
 
 
-def _redefine(table: str, change: object) -> None:
+def _redefine(table: str, change: Callable[[str], str]) -> None:
     """Rewrite SQLite's definition of ``table`` by ``change`` (a function of its SQL), in place."""
     bind = op.get_bind()
     sql = bind.exec_driver_sql("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
                                (table,)).scalar_one()
-    new = change(sql)  # type: ignore[operator]
+    new = change(sql)
     if new == sql:
         return
     version = bind.exec_driver_sql("PRAGMA schema_version").scalar_one()
