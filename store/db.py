@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -209,7 +210,7 @@ def _configure_sqlite(engine: sa.Engine) -> None:
         cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.execute(f"PRAGMA page_size = {SQLITE_PAGE_SIZE}")  # a new file only: before WAL
-        cursor.execute("PRAGMA journal_mode = WAL")
+        _enter_wal(cursor)
         cursor.execute("PRAGMA synchronous = FULL")
         cursor.close()
 
@@ -222,6 +223,24 @@ def _configure_sqlite(engine: sa.Engine) -> None:
         cursor = conn.connection.dbapi_connection.cursor()
         cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         cursor.close()
+
+
+def _enter_wal(cursor: Any) -> None:
+    """Turn the file to WAL (a no-op once it is). Turning a new file upgrades a read lock to
+    a write lock, where SQLite does not call the busy handler: of two first opens at once,
+    one failed at once with "database is locked". It waits here as the busy timeout would."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+    pause = 0.001
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except Exception as exc:  # the driver's OperationalError (sqlite3 or aiosqlite)
+            busy = getattr(exc, "sqlite_errorcode", None) == 5 or str(exc) == "database is locked"
+            if not busy or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def read_options(dialect: sa.Dialect) -> dict[str, Any]:

@@ -179,3 +179,34 @@ def test_a_first_creation_killed_after_every_first_table_is_finished(empty_datab
     with ConversationStore(empty_database_url) as s:
         s.save([{"role": "user", "content": "hi"}])
         assert len(s.list_conversations()) == 1
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_a_new_file_turned_to_wal_while_another_open_writes_it(tmp_path, asynchronous):
+    """Two first opens of a new SQLite file at once: one turns it to WAL while the other holds
+    its write lock (turning it too). SQLite answers "database is locked" there at once, without
+    its busy handler; the open waits instead (the race failed a CI run on 2026-11-27)."""
+    import asyncio
+    import sqlite3
+    import threading
+
+    from store import AsyncConversationStore
+
+    path = tmp_path / "new.db"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # a rollback-journal file, its write lock held
+    threading.Timer(0.3, lambda: other.execute("COMMIT")).start()
+
+    async def open_async() -> None:
+        async with AsyncConversationStore(f"sqlite:///{path}") as s:
+            await s.save([{"role": "user", "content": "hi"}])
+
+    try:
+        if asynchronous:
+            asyncio.run(open_async())
+        else:
+            with ConversationStore(f"sqlite:///{path}") as s:
+                s.save([{"role": "user", "content": "hi"}])
+        assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        other.close()
