@@ -1,7 +1,8 @@
 """Where convstore spends its time: ``python -m benchmarks.profile [--ingest 100000] [--load 10000]``.
 
 Profiles (pyinstrument, statistical) ``save`` of an N-message conversation and ``load(format="openai")``
-of a 10k-message one on a fresh SQLite database, and prints for each the functions with the most
+of a 10k-message one on a fresh SQLite database (and with ``--append N``, N appends of one message
+each, as an agent writes them; a durable commit's wait shows as the driver's ``commit``), and prints for each the functions with the most
 time of their own ("self") and the most time including callees ("total"), as % of the run.
 ``--html DIR`` also writes pyinstrument's interactive call trees there.
 """
@@ -79,11 +80,18 @@ def profile(label: str, fn: Any, *args: Any, top: int, html: Path | None) -> Any
     return value
 
 
+def _appends(store: ConversationStore, messages: list[dict[str, Any]]) -> None:
+    cid = store.save([])
+    for message in messages:
+        store.append(cid, [message])
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m benchmarks.profile", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--ingest", type=int, default=100_000, help="messages saved (profiled)")
     p.add_argument("--load", type=int, default=10_000, help="messages of the loaded conversation")
+    p.add_argument("--append", type=int, default=0, help="appends of one message each (profiled)")
     p.add_argument("--backend", default="sqlite")
     p.add_argument("--top", type=int, default=25)
     p.add_argument("--html", type=Path, default=None)
@@ -98,6 +106,9 @@ def main(argv: list[str] | None = None) -> None:
             cid = s.save(small)
             s.load(cid)
             profile(f"load {args.load:,} messages", s.load, cid, top=args.top, html=args.html)
+            if args.append:
+                profile(f"append {args.append:,} messages one by one", _appends, s, small[:args.append],
+                        top=args.top, html=args.html)
         finally:
             s.close()
 
