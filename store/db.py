@@ -221,8 +221,15 @@ def _configure_sqlite(engine: sa.Engine) -> None:
         write = conn.get_execution_options().get("convstore_write", False)
         # On the driver's own cursor: this runs before every transaction, an append included.
         cursor = conn.connection.dbapi_connection.cursor()
-        cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-        cursor.close()
+        statement = "BEGIN IMMEDIATE" if write else "BEGIN"
+        try:
+            cursor.execute(statement)
+        except conn.dialect.loaded_dbapi.Error as exc:
+            # SQLAlchemy calls this listener outside its error handling: wrap it as it would
+            # ("database is locked" past the busy timeout becomes a DatabaseError, not the driver's).
+            raise sa.exc.DBAPIError.instance(statement, None, exc, conn.dialect.loaded_dbapi.Error) from exc
+        finally:
+            cursor.close()
 
 
 def _enter_wal(cursor: Any) -> None:

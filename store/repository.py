@@ -26,6 +26,7 @@ from .limits import Limits, check_metadata, check_text
 from .lean import Writable
 from .model import MESSAGES, Conversation, Message, Page, ToolCallRecord, ToolStatus
 from .operations import ConversationInfo, Scope
+from .writer import writer_for
 
 T = TypeVar("T")
 
@@ -156,6 +157,7 @@ class ConversationStore(StoreBase):
                  engine: sa.Engine | None = None) -> None:
         super().__init__(namespace=namespace, format=format, limits=limits)
         self.engine = engine if engine is not None else db.create_engine(url)
+        self._writer = writer_for(self.engine, own=engine is None)
         try:
             with db.database_errors(self.engine, "cannot open"):
                 self.created_schema = creation.ensure_schema(self.engine, create=create)
@@ -170,6 +172,7 @@ class ConversationStore(StoreBase):
         return self.engine.url.render_as_string(hide_password=True)
 
     def close(self) -> None:
+        self._writer.close()
         self.engine.dispose()
 
     def __enter__(self) -> ConversationStore:
@@ -180,7 +183,7 @@ class ConversationStore(StoreBase):
 
     @contextmanager
     def _write(self) -> Iterator[sa.Connection]:
-        with db.database_errors(self.engine), db.write_transaction(self.engine) as conn:
+        with db.database_errors(self.engine), self._writer.transaction() as conn:
             yield conn
 
     def _transact(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
