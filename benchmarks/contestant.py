@@ -169,13 +169,13 @@ class SchemaBound(_OnStore):
 
     def ingest(self, prepared: list[Any]) -> Any:
         cid = prepared.conversation_id
-        with paused_gc(), db.write_transaction(self.store.engine) as conn:  # as convstore pauses it
+        with paused_gc(), self.store._writer.transaction() as conn:  # as convstore pauses it
             ops.new_conversation(conn, self.store.scope, cid, message_count=len(prepared))
             rows.write_rows(conn, cid, prepared.whole, fresh=True)
         return cid
 
     def append(self, conversation: Any, one: Any) -> None:
-        with db.write_transaction(self.store.engine) as conn:
+        with self.store._writer.transaction() as conn:  # convstore's connection for writes
             seq = ops.reserve(conn, self.store.scope, conversation, 1)
             _retarget(one, conversation, seq)
             rows.write_rows(conn, conversation, one, fresh=False)

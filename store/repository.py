@@ -150,6 +150,9 @@ class ConversationStore(StoreBase):
     (``create=False`` refuses instead); a database at another schema revision is
     refused with the command that upgrades it. ``namespace`` scopes every read and
     write to one tenant. ``format`` is the default for ``save``, ``append`` and ``load``.
+    ``engine`` (from ``store.db.create_engine``) replaces ``url``, e.g. one engine for many stores.
+    On SQLite a store that made its own engine runs its writes one at a time on a connection it
+    keeps (SQLite takes one writer at a time anyway); ``close`` gives it back.
     """
 
     def __init__(self, url: str | sa.URL = DEFAULT_URL, *, namespace: str = DEFAULT_NAMESPACE,
