@@ -154,6 +154,3 @@ def test_stores_on_an_engine_handed_to_them_keep_no_connection(tmp_path):
     finally:
         engine.dispose()
 
-
-if sys.platform == "win32":  # pragma: no cover
-    pytestmark = pytest.mark.skip("POSIX file locks and fork")
