@@ -17,7 +17,8 @@ from pathlib import Path
 import sqlalchemy as sa
 from alembic import command
 
-from .db import CREATING, VERSION_TABLE, current_revision_on, head_revision, known_revisions, log, run_alembic
+from .db import (CREATING, VERSION_TABLE, current_revision_on, head_revision, known_revisions, log, run_alembic,
+                 write_connection)
 from .errors import DatabaseError, SchemaOutdatedError
 from .schema import metadata
 
@@ -33,7 +34,7 @@ def schema_change(engine: sa.Engine) -> Iterator[sa.Connection]:
     upgrade the tables one at a time; whoever comes next sees the new revision. The lock:
     an advisory lock on PostgreSQL, ``GET_LOCK`` on MariaDB/MySQL (held past the commit,
     as their DDL commits by itself), the write lock of ``BEGIN IMMEDIATE`` on SQLite."""
-    with _IN_PROCESS, engine.connect().execution_options(convstore_write=True) as conn:
+    with _IN_PROCESS, write_connection(engine) as conn:
         if conn.dialect.name not in ("mysql", "mariadb"):
             with conn.begin():
                 if conn.dialect.name == "postgresql":

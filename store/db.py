@@ -299,10 +299,15 @@ def backoff(attempt: int) -> float:
     return random.uniform(0.005, 0.02) * 2**attempt
 
 
+def write_connection(engine: sa.Engine) -> sa.Connection:
+    """A connection for writes: on SQLite its transactions begin with ``BEGIN IMMEDIATE``."""
+    return engine.connect().execution_options(convstore_write=True)
+
+
 @contextmanager
 def write_transaction(engine: sa.Engine) -> Iterator[sa.Connection]:
     """One all-or-nothing write transaction."""
-    with engine.connect().execution_options(convstore_write=True) as conn, conn.begin():
+    with write_connection(engine) as conn, conn.begin():
         yield conn
 
 
@@ -397,5 +402,5 @@ def check(engine: sa.Engine) -> None:
 
 __all__ = [
     "check", "create_engine", "current_revision", "database_errors", "downgrade",
-    "head_revision", "metadata", "upgrade", "write_transaction",
+    "head_revision", "metadata", "upgrade", "write_connection", "write_transaction",
 ]

@@ -68,7 +68,7 @@ class KeptWriter(Writer):
 
     def _connection(self) -> sa.Connection:
         if self._conn is None or self._conn.closed or self._conn.invalidated:
-            self._conn = self.engine.connect().execution_options(convstore_write=True)
+            self._conn = db.write_connection(self.engine)
         return self._conn
 
     def _drop(self) -> None:

@@ -85,7 +85,8 @@ def namespace() -> str:
 
 @pytest.fixture
 def sqlite_store(tmp_path: Path) -> Iterator[ConversationStore]:
-    """A store on a SQLite file of its own: for property tests, which run many examples on one backend."""
+    """A store on a SQLite file of its own: for property tests, which run many examples on one
+    backend, and for what only SQLite does (its file, its locks, the connection a store keeps)."""
     with ConversationStore(f"sqlite:///{tmp_path / 'property.db'}") as s:
         yield s
 

@@ -49,24 +49,18 @@ def test_a_write_that_failed_inside_its_transaction_leaves_the_next_one_working(
     assert [m["content"] for m in store.load(cid)] == ["a", "b"]
 
 
-def test_a_closed_store_writes_again_on_a_new_connection(tmp_path):
-    s = ConversationStore(f"sqlite:///{tmp_path / 'c.db'}")
+def test_a_closed_store_writes_again_on_a_new_connection(sqlite_store):
+    s = sqlite_store
+    assert isinstance(s._writer, KeptWriter)
     cid = s.save(_user("a"))
     s.close()
     s.append(cid, _user("b"))
     assert len(s.load(cid)) == 2
-    s.close()
 
 
-def _sqlite_store(tmp_path) -> ConversationStore:
-    s = ConversationStore(f"sqlite:///{tmp_path / 'c.db'}")
-    assert isinstance(s._writer, KeptWriter)
-    return s
-
-
-def test_a_write_waits_for_another_threads_write_then_says_so(tmp_path, monkeypatch):
+def test_a_write_waits_for_another_threads_write_then_says_so(sqlite_store, monkeypatch):
     monkeypatch.setattr(db, "SQLITE_BUSY_TIMEOUT_S", 0.3)
-    s = _sqlite_store(tmp_path)
+    s = sqlite_store
     cid = s.save(_user("a"))
     started, finish = threading.Event(), threading.Event()
 
@@ -84,17 +78,16 @@ def test_a_write_waits_for_another_threads_write_then_says_so(tmp_path, monkeypa
     saving.join(30)
     s.append(cid, _user("b"))  # the lock and the connection are free again
     assert len(s.load(cid)) == 2 and len(s.list_conversations()) == 2
-    s.close()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork")
-def test_a_child_forked_during_a_write_writes_on_a_lock_and_connection_of_its_own(tmp_path, monkeypatch):
+def test_a_child_forked_during_a_write_writes_on_a_lock_and_connection_of_its_own(sqlite_store, monkeypatch):
     """Forked while another thread of the parent is inside a write of the store (its lock held
     here by the test itself: SQLite's own locks cannot be held across a fork, its documentation
     says): the child inherits that lock held and the store's connection, neither of them its own.
     Waiting on the lock would fail the child's write after the busy timeout."""
     monkeypatch.setattr(db, "SQLITE_BUSY_TIMEOUT_S", 2)
-    s = _sqlite_store(tmp_path)
+    s = sqlite_store
     cid = s.save(_user("parent before"))  # the parent's connection is kept from here on
     with s._writer._lock:
         pid = os.fork()
@@ -111,20 +104,19 @@ def test_a_child_forked_during_a_write_writes_on_a_lock_and_connection_of_its_ow
     assert os.waitstatus_to_exitcode(status) == 0
     s.append(cid, _user("parent after"))
     assert [m["content"] for m in s.load(cid)] == ["parent before", "child", "parent after"]
-    s.close()
 
 
-def test_a_write_kept_waiting_past_the_busy_timeout_is_a_database_error(tmp_path, monkeypatch):
+def test_a_write_kept_waiting_past_the_busy_timeout_is_a_database_error(sqlite_store, monkeypatch):
     """Another process holds SQLite's write lock longer than the busy timeout: convstore's
     DatabaseError, not the driver's own error (SQLAlchemy runs the listener that sends
     ``BEGIN IMMEDIATE`` outside its error handling)."""
     import sqlite3
 
     monkeypatch.setattr(db, "SQLITE_BUSY_TIMEOUT_S", 0.2)
-    s = _sqlite_store(tmp_path)
+    s = sqlite_store
     cid = s.save(_user("a"))
     s.close()  # the next write opens a connection with the short timeout
-    other = sqlite3.connect(tmp_path / "c.db", isolation_level=None)
+    other = sqlite3.connect(s.engine.url.database, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
     try:
         with pytest.raises(DatabaseError, match="database is locked"):
@@ -134,7 +126,6 @@ def test_a_write_kept_waiting_past_the_busy_timeout_is_a_database_error(tmp_path
         other.close()
     s.append(cid, _user("b"))
     assert len(s.load(cid)) == 2
-    s.close()
 
 
 def test_the_server_backends_write_on_pooled_connections(store):
