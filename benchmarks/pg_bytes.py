@@ -23,19 +23,12 @@ from . import workload as wl
 CANDIDATES: list[tuple[str, list[str]]] = [
     ("a message's source format NULL where it is the conversation's", [
         "UPDATE messages SET source_format = NULL"]),
-    ("fillfactor 100 on the primary keys and the call-id index (default 90)", [
-        f"ALTER INDEX {ix} SET (fillfactor = 100)"
-        for ix in ("pk_messages", "pk_blocks", "pk_tool_calls", "ix_tool_calls_call_id")]),
     ("a message's window start NULL where it is its own seq", [
         "ALTER TABLE messages ALTER COLUMN window_start DROP NOT NULL",
         "UPDATE messages SET window_start = NULL WHERE window_start = seq"]),
     ("a message's role as one byte (\"char\")", [
         "ALTER TABLE messages DROP CONSTRAINT ck_messages_role",
         'ALTER TABLE messages ALTER COLUMN role TYPE "char" USING substr(role, 1, 1)::"char"']),
-    ("a tool result's output in its message row, without its block row", [
-        "UPDATE messages m SET text = b.text FROM blocks b WHERE b.conversation_id = m.conversation_id "
-        "AND b.seq = m.seq AND b.position = 0 AND b.kind = 'tool_result' AND m.role = 'tool'",
-        "DELETE FROM blocks WHERE kind = 'tool_result'"]),
 ]
 
 _RELATIONS = """

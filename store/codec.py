@@ -12,7 +12,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, NamedTuple, TypeAlias
 
 import orjson
 import uuid_utils
@@ -84,27 +84,46 @@ def dump_block(block: Block) -> dict[str, Any]:
     return payload
 
 
+class KeptResult(NamedTuple):
+    """A tool result kept in its message row (revision 0020): its output, call id and tool name."""
+
+    output: str
+    call_id: str
+    tool_name: str | None
+
+
+Kept: TypeAlias = "str | KeptResult | None"
+
+
 def block_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | None], *, conversation_id: str,
                first_seq: int, blobs: BlobSink, budgets: Sequence[Budget],
-               ) -> tuple[list[dict[str, Any]], list[str | None]]:
-    """The block rows of a batch stored from ``first_seq`` on, and the text each message row keeps
-    (revision 0013): where a message's content is one plain text block (no field but its text), its
-    text, and the message has no block row; most messages then take one row, not two.
+               ) -> tuple[list[dict[str, Any]], list[Kept]]:
+    """The block rows of a batch stored from ``first_seq`` on, and what each message row keeps of
+    its content: where it is one plain text block (no field but its text), its text (revision
+    0013); where it is one tool result of a text output, its call id and tool name alone, a
+    :class:`KeptResult` (revision 0020); the message then has no block row. Most messages take one
+    row, not two.
 
     ``dumped`` is the batch dumped once (``MESSAGES.dump_python``): one call into
     pydantic-core instead of one per block. A :class:`~store.lean.Plain` gives its rows itself."""
     rows: list[dict[str, Any]] = []
-    texts: list[str | None] = []
+    texts: list[Kept] = []
     for seq, (msg, dump, budget) in enumerate(zip(msgs, dumped, budgets), start=first_seq):
         if msg.__class__ is Plain:
             if not msg.content:  # its text alone
                 texts.append(budget.text(_FIRST_TEXT, msg.text))  # type: ignore[union-attr]
+            elif msg.content[0].__class__ is Result:
+                texts.append(_kept_result(msg.text, msg.content[0].call_id, msg.name, budget))  # type: ignore
             else:
                 texts.append(None)
                 rows += _plain_rows(msg, conversation_id, seq, budget)  # type: ignore[arg-type]
             continue
         if one_plain_text(msg):
             texts.append(budget.text(_FIRST_TEXT, msg.content[0].text))  # type: ignore[union-attr]
+            continue
+        if one_plain_result(msg):
+            block = msg.content[0]
+            texts.append(_kept_result(block.output, block.call_id, block.name, budget))  # type: ignore[union-attr]
             continue
         texts.append(None)
         for position, (block, payload) in enumerate(zip(msg.content, dump.get("content", ()))):
@@ -119,11 +138,17 @@ def block_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | None]
 _RESULT_AT = "block 0 (tool_result)"
 
 
+def _kept_result(output: str, call_id: str, tool_name: str | None, budget: Budget) -> KeptResult:
+    """A plain tool result as its message row keeps it, each value checked as :func:`_block_row`
+    checks its block's, in the same order."""
+    output = budget.text(_RESULT_AT, output)
+    tool_name = budget.text(_RESULT_AT, tool_name, "tool_name")
+    return KeptResult(output, budget.text(_RESULT_AT, call_id, "call_id"), tool_name)
+
+
 def _plain_rows(msg: Plain, conversation_id: str, seq: int, budget: Budget) -> list[dict[str, Any]]:
-    """The block rows of a plain tool result or assistant's calls: what :func:`_block_row` makes of
-    their blocks, each value checked in the same order."""
-    if msg.content[0].__class__ is Result:
-        return [_result_row(msg, conversation_id, seq, budget)]
+    """The block rows of a plain assistant's calls: what :func:`_block_row` makes of their blocks,
+    each value checked in the same order."""
     rows = []
     if msg.text is not None:
         rows.append({"conversation_id": conversation_id, "seq": seq, "position": 0, "kind": "text",
@@ -139,20 +164,18 @@ def _plain_rows(msg: Plain, conversation_id: str, seq: int, budget: Budget) -> l
     return rows
 
 
-def _result_row(msg: Plain, conversation_id: str, seq: int, budget: Budget) -> dict[str, Any]:
-    """:func:`_block_row` of a plain tool result: its output, tool name and call id in their
-    columns, nothing else."""
-    return {
-        "conversation_id": conversation_id, "seq": seq, "position": 0, "kind": "tool_result", "blob_sha256": None,
-        "text": budget.text(_RESULT_AT, msg.text), "tool_name": budget.text(_RESULT_AT, msg.name, "tool_name"),
-        "call_id": budget.text(_RESULT_AT, msg.content[0].call_id, "call_id"), "media_type": None, "payload": None,
-    }
-
-
 def one_plain_text(msg: Message) -> bool:
     """Whether the message's content is one text block with no field but its text: its text is kept
     in its message row, and it has no block row (revision 0013)."""
     return len(msg.content) == 1 and msg.content[0].kind == "text" and not msg.content[0].extras
+
+
+def one_plain_result(msg: Message) -> bool:
+    """Whether the message's content is one tool result of a text output with no field but its
+    call id and tool name: it is kept in its message row, with no block row (revision 0020)."""
+    if len(msg.content) != 1 or (block := msg.content[0]).kind != "tool_result":
+        return False
+    return block.output.__class__ is str and not block.is_error and block.error is None and not block.extras
 
 
 _FIRST_TEXT = "block 0 (text)"  # where a kept text is checked: as its block row would be
@@ -328,19 +351,25 @@ _MESSAGE_TEXT = ("source_role", "name", "source_format", "source_type", "externa
 
 def message_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | None], *, conversation_id: str,
                  first_seq: int, window_starts: Sequence[int], budgets: Sequence[Budget],
-                 docs: Sequence[str | None], texts: Sequence[str | None]) -> list[dict[str, Any]]:
+                 docs: Sequence[str | None], texts: Sequence[Kept]) -> list[dict[str, Any]]:
     """The message rows of a batch: ``dumped`` as :func:`block_rows` takes it (for a
-    :class:`~store.lean.Plain`, whose row is its role, source format and extras: its extras or None)."""
+    :class:`~store.lean.Plain`, whose row is its role, source format and extras: its extras or None),
+    ``texts`` what :func:`block_rows` says each row keeps of its content."""
     rows = []
     # Iterated, not indexed: a Batch's __getitem__ is Python code
     each = zip(msgs, dumped, window_starts, budgets, docs, texts)
     for i, (msg, dump, start, budget, doc, text) in enumerate(each):
+        if text.__class__ is KeptResult:
+            text, call_id, tool_name = text  # type: ignore[misc]
+        else:
+            call_id = tool_name = None
         if msg.__class__ is Plain:
             rows.append({
                 "conversation_id": conversation_id, "seq": first_seq + i, "window_start": start, "role": msg.role,
                 "created_at": None, "utc_offset": None, "usage": None, "metadata": None,
                 "extras": None if dump is None else budget.json("extras", dump["extras"]),
-                "doc": doc, "text": text, "source_role": None, "name": None, "source_type": None,
+                "doc": doc, "text": text, "call_id": call_id, "tool_name": tool_name,
+                "source_role": None, "name": None, "source_type": None,
                 "external_id": None, "model": None,
                 "source_format": budget.text("source_format", msg.source_format, "source_format"),
             })
@@ -356,7 +385,7 @@ def message_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | Non
             "usage": None if (usage := dump.get("usage")) is None else budget.json("usage", usage),
             "metadata": None if (meta := dump.get("metadata")) is None else budget.json("metadata", meta),
             "extras": None if (extras := dump.get("extras")) is None else budget.json("extras", extras),
-            "doc": doc, "text": text,
+            "doc": doc, "text": text, "call_id": call_id, "tool_name": tool_name,
         }
         for field in _MESSAGE_TEXT:
             value = dump.get(field)
@@ -365,7 +394,8 @@ def message_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | Non
     return rows
 
 
-MESSAGE_COLUMNS = ("seq", "role", *_MESSAGE_TEXT, "created_at", "utc_offset", "usage", "metadata", "extras", "text")
+MESSAGE_COLUMNS = ("seq", "role", *_MESSAGE_TEXT, "created_at", "utc_offset", "usage", "metadata", "extras", "text",
+                   "call_id", "tool_name")
 BLOCK_COLUMNS = ("kind", "text", "media_type", "tool_name", "call_id", "blob_sha256", "payload")
 """The columns :func:`messages_from_rows` takes: a message row's, and a block row's after its ``seq``."""
 
@@ -393,9 +423,13 @@ def readable_from_rows(messages: Sequence[Sequence[Any]], blocks: Sequence[Seque
             while j < n and blocks[j][0] == seq:  # both in seq order: the blocks of this message
                 j += 1
             if row[2] is None and row[3] is None and row[5:12] == _NO_FIELDS:
-                if i == j and row[13] is not None and row[1] != "tool":  # its text in its row: half of them
-                    out.append(Plain(row[1], row[13], row[4], (), None, row[12]))
-                    continue  # (no block row to pass: i == j)
+                if i == j and row[13] is not None:  # its text or its tool result in its row: most of them
+                    if row[14] is not None:
+                        out.append(Plain(row[1], row[13], row[4], (Result(row[14]),), row[15], row[12]))
+                        continue
+                    if row[1] != "tool":
+                        out.append(Plain(row[1], row[13], row[4], (), None, row[12]))
+                        continue  # (no block row to pass: i == j)
                 plain = _plain(row, blocks, i, j)
             else:
                 plain = None
@@ -460,7 +494,12 @@ def _one_message(row: Sequence[Any], blocks: Sequence[Sequence[Any]], i: int, j:
     """A message's fields from its row and its block rows ``blocks[i:j]``."""
     message = {name: value for name, value in zip(MESSAGE_COLUMNS, row) if value is not None}
     del message["seq"]
-    content = [{"kind": "text", "text": message.pop("text")}] if "text" in message else []  # ``block_rows``
+    if "call_id" in message:  # a tool result kept in its row (``block_rows``)
+        content = [{"kind": "tool_result", "call_id": message.pop("call_id"), "output": message.pop("text")}]
+        if "tool_name" in message:
+            content[0]["name"] = message.pop("tool_name")
+    else:
+        content = [{"kind": "text", "text": message.pop("text")}] if "text" in message else []
     content += [block_fields(blocks[k][1:], blobs) for k in range(i, j)]
     message["content"] = content
     if "created_at" in message:

@@ -38,14 +38,16 @@ conversations = ConversationRow.__table__
 BATCH = 500
 """Conversations indexed per statement (their ids are the statement's parameters)."""
 
-# A message's text kept in its own row (revision 0013) where it has no block row: SQLite computes
-# an entry's text over search rows joined to their messages and, where they have one, their block.
+# A message's text kept in its own row (revision 0013), or its tool result's output and tool name
+# (revision 0020), where it has no block row: SQLite computes an entry's text over search rows
+# joined to their messages and, where they have one, their block.
 INLINE_TERM = {"sqlite": "messages.text, ", "postgresql": ""}
+NAME_TERM = {"sqlite": "messages.tool_name, ", "postgresql": ""}
 # A call's arguments are its block's text since revision 0017, in its payload before: they go in the
 # payload's place, so an FTS5 entry written before is removed with the very text it was written with.
 TEXT_TERM = "CASE WHEN blocks.kind = 'tool_call' THEN NULL ELSE blocks.text END"
 ARGUMENTS_TERM = "CASE WHEN blocks.kind = 'tool_call' THEN blocks.text END, "
-_JOINED = {name: f"coalesce(blocks.tool_name, '') || ' ' || coalesce({TEXT_TERM}, {term}'') || ' ' || "
+_JOINED = {name: f"coalesce(blocks.tool_name, {NAME_TERM[name]}'') || ' ' || coalesce({TEXT_TERM}, {term}'') || ' ' || "
            for name, term in INLINE_TERM.items()}
 # Revision 0011's payload key, NULL in every row written before it: those keep the very text
 # revisions 0006 and 0009 computed (an FTS5 entry is removed by recomputing its text).
@@ -61,8 +63,10 @@ TEXT_SQL = {
 }
 """The searched text of a block, computed from its row (a column expression over ``blocks``;
 on SQLite also ``messages``, for a text kept in its message's row)."""
-INLINE_TEXT = sa.literal_column(f"left(' ' || messages.text || ' ', {SEARCH_CHARS})")
-"""PostgreSQL: what TEXT_SQL gives for a message's text kept in its row, as for its block row."""
+INLINE_TEXT = sa.literal_column(f"left(coalesce(messages.tool_name, '') || ' ' || messages.text || ' ', {SEARCH_CHARS})")
+"""PostgreSQL: what TEXT_SQL gives for a message's text or tool result kept in its row, as for its block row."""
+INLINE_KIND = sa.literal_column("CASE WHEN messages.call_id IS NULL THEN 'text' ELSE 'tool_result' END")
+"""The kind of the block a message row keeps (``codec.block_rows``)."""
 
 FTS = sa.table("search_fts", sa.column("rowid"), sa.column("body"), sa.column("rank"), sa.column("search_fts"))
 """SQLite's FTS5 table (revision 0006)."""
@@ -111,15 +115,15 @@ def _pending_blocks(ids: Sequence[str], *columns: Any) -> sa.Select[Any]:
 
 
 def _pending_texts(ids: Sequence[str], *columns: Any) -> sa.Select[Any]:
-    """The texts these conversations keep in message rows (revision 0013) from their
-    ``index_from`` on: each as its block would be, at position 0, of kind text."""
+    """The texts and tool results these conversations keep in message rows (revisions 0013 and
+    0020) from their ``index_from`` on: each as its block would be, at position 0."""
     c = conversations.c
     return (sa.select(*columns).select_from(messages_t.join(conversations, c.id == messages_t.c.conversation_id))
             .where(c.id.in_(ids), messages_t.c.seq >= c.index_from, messages_t.c.text.is_not(None)))
 
 
 _KEY = (blocks_t.c.conversation_id, blocks_t.c.seq, blocks_t.c.position, blocks_t.c.kind)
-_INLINE_KEY = (messages_t.c.conversation_id, messages_t.c.seq, sa.literal_column("0"), sa.literal_column("'text'"))
+_INLINE_KEY = (messages_t.c.conversation_id, messages_t.c.seq, sa.literal_column("0"), INLINE_KIND)
 _KEY_NAMES = ["conversation_id", "seq", "position", "kind"]
 
 
@@ -154,12 +158,17 @@ def _index_text(conn: sa.Connection, ids: Sequence[str]) -> None:
         if found:
             conn.execute(search_t.insert(), found)
         rows = conn.execute(query.where(key > sa.tuple_(*rows[-1][:3]))).all()
-    texts = _pending_texts(ids, messages_t.c.conversation_id, messages_t.c.seq, messages_t.c.text).where(
-        messages_t.c.text != "").order_by(messages_t.c.conversation_id, messages_t.c.seq).limit(5000)
+    m = messages_t.c
+    texts = _pending_texts(ids, m.conversation_id, m.seq, m.text, m.call_id, m.tool_name).where(
+        sa.or_(m.text != "", m.tool_name.is_not(None))).order_by(m.conversation_id, m.seq).limit(5000)
     rows = conn.execute(texts).all()
     while rows:
-        conn.execute(search_t.insert(), [{"conversation_id": cid, "seq": seq, "position": 0, "kind": "text",
-                                          "body": text[:SEARCH_CHARS]} for cid, seq, text in rows])
+        found = [{"conversation_id": cid, "seq": seq, "position": 0, "kind": kind, "body": body}
+                 for cid, seq, text, call_id, name in rows
+                 if (body := block_text(kind := "text" if call_id is None else "tool_result",
+                                        {"text": text} if call_id is None else {"output": text, "name": name}))]
+        if found:
+            conn.execute(search_t.insert(), found)
         rows = conn.execute(texts.where(sa.tuple_(messages_t.c.conversation_id, messages_t.c.seq)
                                         > sa.tuple_(*rows[-1][:2]))).all()
 

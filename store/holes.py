@@ -36,7 +36,8 @@ PLAIN = ""
 """The document of an OpenAI message whose item is ``{"role": its role, "content": the text of its
 first block}`` (revision 0015): half of an agent's messages, whose rows say all their documents say.
 So is a tool result's ``{"role": "tool", "tool_call_id": its call id, "content": its text}``
-(revision 0016), both taken from its block row."""
+(revision 0016), both taken from its message row (from its block row where written before
+revision 0020)."""
 PLAIN_ITEMS = {role: orjson.dumps({"role": role, "content": HOLE}).decode() for role in ("system", "user", "assistant")}
 TOOL_ITEM = orjson.dumps({"role": "tool", "tool_call_id": HOLE, "content": HOLE}).decode()
 CALL_LEADS = ("@", "#")  # a call's arguments (revision 0014), a whole call (revision 0016)
@@ -83,7 +84,7 @@ def put(value: Any, text: str) -> str | None:
 
 
 _m, _b = MessageRow.__table__, BlockRow.__table__
-_DOCUMENTS = Prepared(sa.select(_m.c.seq, _m.c.doc, _m.c.text, _m.c.role).where(
+_DOCUMENTS = Prepared(sa.select(_m.c.seq, _m.c.doc, _m.c.text, _m.c.role, _m.c.call_id).where(
     _m.c.conversation_id == sa.bindparam("cid"), _m.c.seq >= sa.bindparam("start"), _m.c.seq < sa.bindparam("stop"),
     _m.c.source_format == sa.bindparam("fmt"), _m.c.doc.is_not(None)).order_by(_m.c.seq))
 _BLOCKS = Prepared(sa.select(  # a call's payload only: a result's is not parsed for nothing
@@ -127,15 +128,16 @@ _TEXT, _CALL_ID = "", "id"  # what a hole takes from its message's first block r
 
 
 def _holes(rows: list[list[Any]], found: Stored) -> list[tuple[int, int, str]] | None:
-    """Add the documents of message rows ``(seq, doc, text, role)`` to ``found``, with their holes;
+    """Add the documents of message rows ``(seq, doc, text, role, call_id)`` to ``found``, with their holes;
     the holes whose strings block rows keep: ``(index in holes, seq, what)``. None where a row has
     no document it can be read from (never so)."""
     docs, holes, wanted = found.docs, found.holes, []
-    for seq, doc, text, role in rows:
+    for seq, doc, text, role, call_id in rows:
         if not doc:  # PLAIN: the item is its role and its text (a result: and its call id)
             if role == "tool":
-                wanted.append((len(holes), seq, _CALL_ID))
-                holes.append((len(docs), "tool_call_id", None))
+                if call_id is None:  # in its block row: stored before revision 0020
+                    wanted.append((len(holes), seq, _CALL_ID))
+                holes.append((len(docs), "tool_call_id", call_id))
                 item = TOOL_ITEM
             elif role in PLAIN_ITEMS:
                 item = PLAIN_ITEMS[role]
@@ -156,7 +158,7 @@ def _holes(rows: list[list[Any]], found: Stored) -> list[tuple[int, int, str]] |
                 holes.append((len(docs), key, text))
             docs.append(doc[end:])
             continue
-        if text is None:  # in its first block row: a tool result's, or stored before revision 0013
+        if text is None:  # in its first block row: stored before revision 0013 (a result's: 0020)
             wanted.append((len(holes), seq, _TEXT))
         holes.append((len(docs), "content", text))
         docs.append(item)

@@ -1,4 +1,4 @@
-"""The relational schema: typed ORM rows over seven tables (revision 0019).
+"""The relational schema: typed ORM rows over seven tables (revision 0020).
 
 Hybrid rows: what users query (kind, text, call id, tool name, media type,
 sequence) is a real column; the rest of a block goes into a JSON ``payload``;
@@ -330,7 +330,15 @@ class MessageRow(Base):
     OpenAI item of the row's role and its text alone (revision 0015, ``store.docs.PLAIN``)."""
     text: Mapped[str | None] = mapped_column(LongText)
     """The text of a message whose content is one plain text block (no other field): kept
-    here, with no block row (revision 0013, ``store.codec.block_rows``). NULL: the blocks are rows."""
+    here, with no block row (revision 0013, ``store.codec.block_rows``); or, with ``call_id``,
+    the output of one plain tool result (revision 0020). NULL: the blocks are rows."""
+    call_id: Mapped[str | None] = mapped_column(Name)
+    """The call id of a message whose content is one tool result of a text output and nothing but
+    its call id and tool name: the result is kept in this row (``text``, ``call_id``, ``tool_name``),
+    with no block row (revision 0020): a third of an agent's messages, whose block row cost
+    PostgreSQL more than their output. NULL: not such a message."""
+    tool_name: Mapped[str | None] = mapped_column(Name)
+    """That result's tool name, where it has one."""
 
 
 class BlockRow(Base):

@@ -91,7 +91,7 @@ def find_tool_calls(conn: sa.Connection, scope: Scope, *, name: str | None = Non
     if shared and conn.get_execution_options().get(ONE_STATEMENT):
         raise SnapshotNeeded
     rows = _with_shared_ends(conn, rows, shared) if shared else rows
-    results = [tuple(r[f"r_{name}"] for name in BLOCK_COLUMNS) for r in rows]
+    results = [_result_row(r) for r in rows]
     if conn.get_execution_options().get(ONE_STATEMENT) and any(_uses_blobs(b) for b in results):
         raise SnapshotNeeded
     blobs: dict[str, bytes] = {}
@@ -170,6 +170,7 @@ def _tool_call_query(filters: frozenset[str], limited: bool, after: bool = False
             cm.c.utc_offset.label("call_offset"), rm.c.created_at.label("result_at"),
             rm.c.utc_offset.label("result_offset"),
             *(rb.c[name].label(f"r_{name}") for name in BLOCK_COLUMNS),
+            *(rm.c[name].label(f"kept_{name}") for name in _KEPT),
         )
         .select_from(p)
         # Outer joins: a fork's call or result in the prefix it shares is its parent's row.
@@ -187,13 +188,23 @@ def _in_shared_prefix(row: Any) -> bool:
     return row["call_found"] is None or (row["result_seq"] is not None and row["result_found"] is None)
 
 
+_KEPT = ("text", "call_id", "tool_name")  # a result kept in its message row (revision 0020)
+
+
+def _result_row(row: dict[str, Any]) -> tuple[Any, ...]:
+    """A record's result as a block row (BLOCK_COLUMNS): its block's, or the one its message row keeps."""
+    if row["r_kind"] is None and row["kept_call_id"] is not None:
+        return ("tool_result", row["kept_text"], None, row["kept_tool_name"], row["kept_call_id"], None, None)
+    return tuple(row[f"r_{name}"] for name in BLOCK_COLUMNS)
+
+
 def _end(with_block: tuple[sa.Column[Any], ...]) -> sa.Select[Any]:
-    """A block and its message's time, by key."""
+    """A block (or what its message row keeps of a result) and its message's time, by key."""
     b, m = blocks_t, messages_t
-    return (sa.select(*with_block, m.c.created_at, m.c.utc_offset)
-            .join(m, sa.and_(m.c.conversation_id == b.c.conversation_id, m.c.seq == b.c.seq))
-            .where(b.c.conversation_id == sa.bindparam("cid"), b.c.seq == sa.bindparam("seq"),
-                   b.c.position == sa.bindparam("position")))
+    return (sa.select(*with_block, *(m.c[name] for name in _KEPT), m.c.created_at, m.c.utc_offset)
+            .select_from(m.outerjoin(b, sa.and_(b.c.conversation_id == m.c.conversation_id, b.c.seq == m.c.seq,
+                                                b.c.position == sa.bindparam("position"))))
+            .where(m.c.conversation_id == sa.bindparam("cid"), m.c.seq == sa.bindparam("seq")))
 
 
 _CALL_END = _end((blocks_t.c.payload, blocks_t.c.text))
@@ -213,14 +224,14 @@ def _with_shared_ends(conn: sa.Connection, rows: Sequence[Any], shared: list[int
             found = conn.execute(_CALL_END, {"cid": _owner(chain, row["call_seq"]), "seq": row["call_seq"],
                                              "position": row["call_position"]}).first()
             if found is not None:
-                row.update(call_payload=found[0], call_text=found[1], call_at=found[2], call_offset=found[3])
+                row.update(call_payload=found[0], call_text=found[1], call_at=found[-2], call_offset=found[-1])
         if row["result_seq"] is not None and row["result_found"] is None:
             owner = _owner(chain, row["result_seq"])
             found = conn.execute(_RESULT_END, {"cid": owner, "seq": row["result_seq"],
                                                "position": row["result_position"]}).first()
             if found is not None:
-                row.update({f"r_{name}": v for name, v in zip(BLOCK_COLUMNS, found)},
-                           result_at=found[-2], result_offset=found[-1], result_owner=owner)
+                row.update(zip((*(f"r_{name}" for name in BLOCK_COLUMNS), *(f"kept_{name}" for name in _KEPT)), found))
+                row.update(result_at=found[-2], result_offset=found[-1], result_owner=owner)
         out[i] = row
     return out
 

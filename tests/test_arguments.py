@@ -65,8 +65,7 @@ def test_arguments_that_are_the_parse_of_their_text_are_stored_once(empty_databa
         downgrade(store.engine, "0016")  # the string in the payload, as revisions 0011 to 0016 keep it
         once = [RAW_ARGUMENTS in p and "arguments" not in p and "arguments_raw" not in p for p in _payloads(store)]
         assert once == [stored for _, _, stored in CASES.values()] and {t for t, _ in _calls(store)} == {None}
-        _same(store, cid, data)
-        upgrade(store.engine)
+        upgrade(store.engine)  # (the code reads revision 0020's columns: no read in between)
         _same(store, cid, data)
         hits = store.search("Kyoto", kind="tool_call", limit=None)  # by the text as the source wrote it
         assert sorted(hit.position for hit in hits) == [i for i, (_, raw, _) in enumerate(CASES.values())

@@ -55,8 +55,9 @@ def test_a_message_of_one_plain_text_keeps_it_in_its_row(store, statements):
     cid = store.save(copy.deepcopy(data), format="openai")
     texts, blocks = _rows(store, cid)
     inline = 1 + len(TEXTS)  # the system prompt, the plain user texts, the last answer (its reasoning is extras)
-    assert [t is not None for t in texts] == [True] * inline + [False] * 4 + [True]
-    assert sorted(set(blocks)) == list(range(inline, len(data) - 1))  # only the others have block rows
+    # the tool result's output is kept in its row too (revision 0020, tests/test_inline_results.py)
+    assert [t is not None for t in texts] == [True] * inline + [False] * 3 + [True] * 2
+    assert sorted(set(blocks)) == list(range(inline, len(data) - 2))  # only the others have block rows
     _reads_exactly(store, cid, data)
     statements.statements.clear()
     store.load(cid, "openai", last=len(data))

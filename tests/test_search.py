@@ -210,6 +210,7 @@ def test_every_engine_indexes_the_same_text_as_revision_0006(store, backend):
         # NULL in every message row that has block rows; revision 0017 moves a call's text (NULL in every
         # call row an earlier revision wrote) to its arguments' place.
         now = {name: sql.replace(fulltext.RAW_TERM[name], "").replace(fulltext.INLINE_TERM[name], "")
+                   .replace(fulltext.NAME_TERM[name], "")
                .replace(fulltext.ARGUMENTS_TERM, "").replace(fulltext.TEXT_TERM, "blocks.text")
                for name, sql in fulltext.TEXT_SQL.items()}
         assert revision.TEXT_SQL == now and revision.SEARCHED == fulltext.SEARCHED
