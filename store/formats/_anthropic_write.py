@@ -347,7 +347,12 @@ class _Writer:
         return out
 
     def _answer(self, turn: _Turn, calls: list[str]) -> _Turn:
-        results = [p for p in turn.blocks if p.get("type") == "tool_result"]
+        blocks = turn.blocks
+        if len(blocks) == len(calls) and all(p.get("type") == "tool_result" and p["tool_use_id"] == c
+                                             for p, c in zip(blocks, calls)) and len(set(calls)) == len(calls):
+            turn.form = "list"  # each call answered in order, and nothing else: most of an agent's turns
+            return turn
+        results = [p for p in blocks if p.get("type") == "tool_result"]
         if not (results or calls):
             return turn
         answered: dict[str, dict[str, Any]] = {}

@@ -257,6 +257,29 @@ def test_export_regroups_for_the_api():
             (6, "image", "dropped"), (7, "role", "approximated")} <= found
 
 
+@pytest.mark.parametrize("ids, answers, lossy", [
+    (["a", "b"], ["a", "b"], False),  # each call answered in order, and nothing else: the short way
+    (["a", "b"], ["b", "a"], False),  # another order: kept
+    (["a", "a"], ["a", "a"], True),  # a call id twice: the second result answers nothing
+    (["a", "b"], ["a"], True),  # one unanswered
+    (["a"], ["a", "z"], True),  # one answering nothing
+])
+def test_results_answer_the_calls_before_them(ids, answers, lossy):
+    """A user turn of results is written the same, whether it takes the short way or the long one."""
+    msgs = [Message(role="user", content=[TextBlock(text="go")]),
+            Message(role="assistant", content=[ToolCallBlock(call_id=i, name="f", arguments={}) for i in ids]),
+            *(Message(role="tool", content=[ToolResultBlock(call_id=a, output=f"out {a}")]) for a in answers)]
+    value, losses = write(msgs, "anthropic")
+    results = value["messages"][2]["content"]
+    answered = [p["tool_use_id"] for p in results if p["type"] == "tool_result" and not p.get("is_error")]
+    assert answered == list(dict.fromkeys(a for a in answers if a in ids))  # each call once, as answered
+    missing = [p["tool_use_id"] for p in results if p.get("is_error")]
+    assert sorted(answered + missing) == sorted(set(ids))
+    stray = [p["text"] for p in results if p["type"] == "text"]
+    assert len(answered) + len(stray) == len(answers)
+    assert bool(losses) == lossy
+
+
 def test_media_export():
     jpeg = b"\xff\xd8\xff\xe0rest"
     msgs = [Message(role="user", content=[
