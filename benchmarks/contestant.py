@@ -6,7 +6,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from store import ConversationStore, db, holes, operations as ops, rows
+from store import ConversationStore, holes, operations as ops, rows
 from store.chains import END
 from store.codec import new_id
 from store.formats import read
@@ -188,9 +188,8 @@ class SchemaBound(_OnStore):
 
     def _rows(self, conversation: Any, last: int | None) -> Any:
         store = self.store
-        with paused_gc(), store.engine.connect() as conn:
-            conn = conn.execution_options(**db.read_options(conn.dialect))
-            found, start = ops.locate(conn, store.scope, conversation, last)
+        with paused_gc(), store._connect() as conn:  # a load's transaction and its statements
+            found, start = ops.locate_range(conn, store.scope, conversation, last)
             found_docs = holes.stored(conn, [(conversation, 0, END)], start, END, "openai", found.source_format,
                                      found.message_count)
             assert found_docs is not None, "every message of the workload keeps a document"

@@ -267,7 +267,9 @@ class AsyncConversationStore(StoreBase):
         """The conversation in ``format`` (``last=N``: the recent window, widened to keep
         tool calls with their results)."""
         target = self._target(format)
-        return self._loaded(await self._run(False, ops.load, conversation_id, last, target), target, strict, on_loss)
+        read = self._run(False, ops.load, conversation_id, None, target) if last is None \
+            else self._lookup(ops.load, conversation_id, last, target)  # usually one statement (``holes.window``)
+        return self._loaded(await read, target, strict, on_loss)
 
     async def export(self, conversation_id: str, format: str | None = None, *, strict: bool = False,
                      on_loss: Callable[[Loss], None] | None = None,
@@ -377,7 +379,7 @@ class AsyncConversationStore(StoreBase):
         try:
             async with self._connection(False, one_statement=True) as conn:
                 return await conn.run_sync(fn, self.scope, *args, **kwargs)
-        except toolcalls.SnapshotNeeded:
+        except db.SnapshotNeeded:
             return await self._run(False, fn, *args, **kwargs)
 
 

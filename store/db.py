@@ -266,7 +266,7 @@ def one_statement_options(dialect: sa.Dialect) -> dict[str, Any] | None:
     """Execution options of a read that is usually a single statement (a tool-call lookup),
     which is a snapshot by itself: on PostgreSQL it runs in autocommit, sparing BEGIN and
     COMMIT, two of its three round trips. Should it need a second statement, it raises
-    ``toolcalls.SnapshotNeeded`` and runs again with :func:`read_options`. None where a
+    ``SnapshotNeeded`` and runs again with :func:`read_options`. None where a
     transaction costs no round trip of its own."""
     if dialect.name == "postgresql":
         return {"isolation_level": "AUTOCOMMIT", ONE_STATEMENT: True}
@@ -274,6 +274,11 @@ def one_statement_options(dialect: sa.Dialect) -> dict[str, Any] | None:
 
 
 ONE_STATEMENT = "convstore_one_statement"
+
+
+class SnapshotNeeded(Exception):
+    """A read begun as one statement needs another (a result's binary payloads, a fork's
+    window): the caller runs it again in a snapshot (see :func:`one_statement_options`)."""
 
 
 WRITE_ATTEMPTS = 5

@@ -23,7 +23,7 @@ from .codec import raw_arguments
 from .formats import FORMATS
 from .lean import Call
 from .prepared import Prepared
-from .schema import BlockRow, MessageRow
+from .schema import BlockRow, ConversationRow, JSONDocument, MessageRow, Name
 
 HOLE = "\x01"
 """What a document holds in place of what it leaves out (as a JSON string), and what its leads
@@ -124,6 +124,74 @@ def stored(conn: sa.Connection, chain: Chain, start: int, stop: int, target: str
     return found
 
 
+class Window(NamedTuple):
+    """What :func:`window` read: the items (None where a message has no document in the format),
+    and the conversation's row as the rest of a read needs it."""
+
+    items: list[Any] | None
+    source_format: str | None
+    message_count: int
+    start: int
+
+
+def window(conn: sa.Connection, namespace: str, conversation_id: str, last: int, target: str) -> Window | None:
+    """The items of the window of the ``last`` messages in ``target``, read as :func:`stored` and
+    :func:`parse` read them, in one statement (a snapshot by itself: no transaction, so on a server
+    no BEGIN and COMMIT of its own): the conversation's row with the window's start, the documents,
+    and the block rows their holes may need. None where there is no such conversation, or it is a
+    fork (whose window may reach its parent's rows), or ``target`` keeps no documents."""
+    if target not in PER_MESSAGE or last < 0:
+        return None
+    rows = _WINDOW_ROWS.run(conn, cid=conversation_id, ns=namespace, last=last, fmt=target)
+    if not rows or rows[-1][0] != _OWNER:
+        return None
+    _, count, start, source_format, *_ = rows[-1]
+    seen = Window(None, source_format, count, start)
+    docs = [(r[1], r[4], r[5], r[3], r[6]) for r in rows if r[0] == _DOC]
+    if source_format not in (target, None) or len(docs) != count - start:
+        return seen
+    found = Stored([], [])
+    wanted = _holes(docs, found)
+    blocks = [(r[1], r[2], r[3], r[5], r[6], r[7], r[8]) for r in rows if r[0] == _BLOCK]
+    if wanted is None or wanted and not _fill(found.holes, wanted, blocks):
+        return seen
+    return seen._replace(items=parse(found))
+
+
+_DOC, _BLOCK, _OWNER, _FORK = 1, 2, 3, 4  # the parts of the window's statement, in this order
+
+
+def _window_rows() -> Prepared:
+    c = ConversationRow.__table__
+    last = sa.bindparam("last", type_=sa.Integer)
+    owned = (c.c.id == sa.bindparam("cid"), c.c.namespace == sa.bindparam("ns"))
+    earliest = sa.select(sa.func.min(_m.c.window_start)).where(  # as operations.locate_range finds it
+        _m.c.conversation_id == c.c.id, _m.c.seq >= c.c.message_count - last).scalar_subquery()
+    start = sa.case((last == 0, c.c.message_count), else_=sa.func.coalesce(earliest, 0))
+    own_start = sa.select(start).where(*owned, c.c.parent_id.is_(None)).scalar_subquery()
+
+    def null(type_: Any) -> Any:
+        return sa.type_coerce(sa.null(), type_)
+
+    in_window = (_m.c.conversation_id == sa.bindparam("cid"), _m.c.seq >= own_start)
+    docs = sa.select(sa.literal(_DOC, sa.Integer).label("part"), _m.c.seq, null(sa.Integer).label("position"),
+                     _m.c.role.label("kind"), _m.c.doc, _m.c.text, _m.c.call_id, null(Name).label("tool_name"),
+                     null(JSONDocument()).label("payload")).where(
+        *in_window, _m.c.source_format == sa.bindparam("fmt"), _m.c.doc.is_not(None))
+    blocks = sa.select(sa.literal(_BLOCK, sa.Integer), _b.c.seq, _b.c.position, _b.c.kind, sa.null(), _b.c.text,
+                       _b.c.call_id, _b.c.tool_name,
+                       sa.case((_b.c.kind == sa.literal_column("'tool_call'"), _b.c.payload))).where(
+        _b.c.conversation_id == sa.bindparam("cid"), _b.c.seq >= own_start,
+        sa.or_(_b.c.position == sa.literal_column("0"), _b.c.kind == sa.literal_column("'tool_call'")))
+    owner = sa.select(sa.case((c.c.parent_id.is_(None), _OWNER), else_=_FORK), c.c.message_count, start,
+                      c.c.source_format, sa.null(), sa.null(), sa.null(), sa.null(), sa.null()).where(*owned)
+    union = sa.union_all(docs, blocks, owner)
+    return Prepared(union.order_by(*(union.selected_columns[k] for k in ("part", "seq", "position"))))
+
+
+_WINDOW_ROWS = _window_rows()
+
+
 _TEXT, _CALL_ID = "", "id"  # what a hole takes from its message's first block row (else a lead's key)
 
 
@@ -171,10 +239,15 @@ def _from_blocks(conn: sa.Connection, owner: str, holes: list[tuple[int, str, An
     block of message ``seq``, or what a lead ``@k`` / ``#k`` takes from its k-th call; False where
     one is missing (never so: a document and its blocks are written and removed together), for
     the canonical path."""
+    return _fill(holes, wanted, _BLOCKS.run(conn, cid=owner, start=wanted[0][1], stop=wanted[-1][1] + 1))
+
+
+def _fill(holes: list[tuple[int, str, Any]], wanted: list[tuple[int, int, str]], blocks: Any) -> bool:
+    """:func:`_from_blocks` with the block rows ``(seq, position, kind, text, call_id, tool_name,
+    a call's payload)`` read already."""
     firsts: dict[int, tuple[str | None, str | None]] = {}
     calls: dict[int, list[tuple[str, str, str | None, Any]]] = {}
-    for seq, position, kind, text, call_id, name, payload in _BLOCKS.run(
-            conn, cid=owner, start=wanted[0][1], stop=wanted[-1][1] + 1):
+    for seq, position, kind, text, call_id, name, payload in blocks:
         if position == 0:
             firsts[seq] = (text, call_id)
         if kind == "tool_call":

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from . import fulltext, holes, rows
 from .chains import END as _END, Chain, chain_for, chain_of, within
 from .codec import blob_refs, from_utc
+from .db import ONE_STATEMENT, SnapshotNeeded
 from .errors import ConversationNotFoundError, InputError, SharedHistoryError
 from .fetch import messages as _messages, readable
 from .formats import FORMATS
@@ -391,8 +392,19 @@ def load(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | No
          target: str) -> tuple[list[Any] | None, list[Message]]:
     """What a load in ``target`` needs: the items themselves when every message in range keeps
     its document in ``target`` (``store.docs``: two statements, three when one leaves its text
-    out), else the canonical messages."""
-    found, start = _locate_range(conn, scope, conversation_id, last)
+    out), else the canonical messages. A window (``last``) in a format its documents are in is one
+    statement (``holes.window``); run as one (``db.ONE_STATEMENT``), a read that needs more
+    raises ``db.SnapshotNeeded``."""
+    seen = holes.window(conn, scope.namespace, conversation_id, last, target) \
+        if last is not None and valid_id(conversation_id) else None
+    if seen is not None and seen.items is not None:
+        return seen.items, []
+    if conn.get_execution_options().get(ONE_STATEMENT):
+        raise SnapshotNeeded
+    if seen is not None:  # its row as this snapshot holds it: no second look
+        found = Located(str(uuid.UUID(conversation_id)), seen.source_format, seen.message_count, None, None)
+        return _read_range(conn, found, target, seen.start, _END, windowed=True)
+    found, start = locate_range(conn, scope, conversation_id, last)
     return _read_range(conn, found, target, start, _END, windowed=last is not None)
 
 
@@ -412,7 +424,7 @@ _LOCATED_AND_WINDOW = Prepared(sa.select(
     conversations.c.fork_seq, _WINDOW).where(*_OWNED))
 
 
-def _locate_range(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | None) -> tuple[Located, int]:
+def locate_range(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | None) -> tuple[Located, int]:
     """``locate``, with only what a read of the messages needs."""
     *row, window = _located_row(conn, _LOCATED_AND_WINDOW, scope, conversation_id, last)
     cid, source_format, count, parent, fork_seq = row

@@ -219,7 +219,7 @@ class ConversationStore(StoreBase):
             try:
                 with db.database_errors(self.engine), self.engine.connect() as conn:
                     return fn(conn.execution_options(**options), self.scope, *args, **kwargs)
-            except toolcalls.SnapshotNeeded:
+            except db.SnapshotNeeded:
                 pass
         with self._connect() as conn:
             return fn(conn, self.scope, *args, **kwargs)
@@ -358,8 +358,12 @@ class ConversationStore(StoreBase):
         express goes to ``on_loss``; ``strict`` makes it an error.
         """
         target = self._target(format)
-        with self._connect() as conn, paused_gc():  # one pause from reading to converting: see store.gcpause
-            return self._loaded(ops.load(conn, self.scope, conversation_id, last, target), target, strict, on_loss)
+        with paused_gc():  # one pause from reading to converting: see store.gcpause
+            if last is not None:  # usually one statement (``holes.window``)
+                return self._loaded(self._lookup(ops.load, conversation_id, last, target), target, strict, on_loss)
+            with self._connect() as conn:
+                return self._loaded(ops.load(conn, self.scope, conversation_id, None, target), target, strict,
+                                    on_loss)
 
     def export(self, conversation_id: str, format: str | None = None, *, strict: bool = False,
                on_loss: Callable[[Loss], None] | None = None, chunk: int = streaming.CHUNK) -> Iterator[Any]:

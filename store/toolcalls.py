@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from .codec import BLOCK_COLUMNS, block_from_row, blob_refs, call_arguments, from_utc
 from .chains import Chain, chain_of
-from .db import ONE_STATEMENT
+from .db import ONE_STATEMENT, SnapshotNeeded
 from .errors import AmbiguousToolCallError, InputError, ToolCallNotFoundError
 from .fetch import blobs as read_blobs
 from .model import Page, ToolCallRecord, ToolStatus
@@ -43,11 +43,6 @@ def _conversations_with_call(conn: sa.Connection, scope: Scope, call_id: str) ->
         .where(conversations.c.namespace == scope.namespace, t.c.call_id == call_id)
         .order_by(t.c.conversation_id)
     ).scalars())
-
-
-class SnapshotNeeded(Exception):
-    """A read begun as one statement needs another (a result's binary payloads): the
-    caller runs it again in a snapshot (see ``db.one_statement_options``)."""
 
 
 def _uses_blobs(block_row: Sequence[Any]) -> bool:  # a row in BLOCK_COLUMNS order

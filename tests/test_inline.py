@@ -61,7 +61,7 @@ def test_a_message_of_one_plain_text_keeps_it_in_its_row(store, statements):
     _reads_exactly(store, cid, data)
     statements.statements.clear()
     store.load(cid, "openai", last=len(data))
-    assert statements.count() <= 4  # as before: never one per message
+    assert statements.count() <= 5  # never one per message (on a server, the window tried alone first: one more)
     fork = store.fork(cid, at=3)
     store.append(fork, [{"role": "user", "content": "in the fork about Kyoto"}], format="openai")
     assert store.load(fork, "openai") == data[:3] + [{"role": "user", "content": "in the fork about Kyoto"}]

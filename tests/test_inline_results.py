@@ -77,7 +77,7 @@ def test_a_plain_tool_result_keeps_it_in_its_row(store, statements):
     _reads_exactly(store, cid, data)
     statements.statements.clear()
     store.load(cid, "openai", last=len(data))
-    assert statements.count() <= 4  # as before: never one per message
+    assert statements.count() <= 5  # never one per message (on a server, the window tried alone first: one more)
     result = store.load_messages(cid)[4].content[0]
     assert (result.kind, result.call_id, result.name, result.output) == ("tool_result", "call_2", "tool_2", ODD)
     record = store.get_tool_call("call_2")
