@@ -6,7 +6,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from store import ConversationStore, holes, operations as ops, rows
+from store import ConversationStore, db, holes, operations as ops, rows
 from store.chains import END
 from store.codec import new_id
 from store.formats import read
@@ -153,7 +153,7 @@ class SchemaBound(_OnStore):
     collector paused as convstore pauses it);
     ``load`` / ``last`` run convstore's statements and stop at the raw rows: the stored
     documents of the range and the texts they leave out (``store.holes.stored``), as a load in
-    the stored format reads them. No
+    the stored format reads them; on a server a window's one statement (``store.holes.window``). No
     validation, no conversion, no link lookups (an appended result is not linked to its call)."""
 
     name = "convstore rows (bound)"
@@ -184,7 +184,14 @@ class SchemaBound(_OnStore):
         return self._rows(conversation, None)
 
     def last(self, conversation: Any, n: int) -> Any:
-        return self._rows(conversation, n)
+        store = self.store
+        if store.engine.dialect.name == "sqlite":
+            return self._rows(conversation, n)
+        # A server: the window's one statement (store.holes.window), in autocommit where a load runs it so
+        options = db.one_statement_options(store.engine.dialect)
+        with paused_gc(), (store.engine.connect() if options else store._connect()) as conn:
+            return holes.WINDOW_ROWS.run(conn.execution_options(**options) if options else conn, cid=conversation,
+                                         ns=store.scope.namespace, last=n, fmt="openai")
 
     def _rows(self, conversation: Any, last: int | None) -> Any:
         store = self.store

@@ -139,10 +139,12 @@ def window(conn: sa.Connection, namespace: str, conversation_id: str, last: int,
     :func:`parse` read them, in one statement (a snapshot by itself: no transaction, so on a server
     no BEGIN and COMMIT of its own): the conversation's row with the window's start, the documents,
     and the block rows their holes may need. None where there is no such conversation, or it is a
-    fork (whose window may reach its parent's rows), or ``target`` keeps no documents."""
-    if target not in PER_MESSAGE or last < 0:
+    fork (whose window may reach its parent's rows), or ``target`` keeps no documents; and on SQLite,
+    which has no round trips to save: its three statements cost less than this one's sorted
+    ``UNION ALL`` (a window of 50 in 168 against 218 us; on PostgreSQL 713 against 435-451 us)."""
+    if target not in PER_MESSAGE or last < 0 or conn.dialect.name == "sqlite":
         return None
-    rows = _WINDOW_ROWS.run(conn, cid=conversation_id, ns=namespace, last=last, fmt=target)
+    rows = WINDOW_ROWS.run(conn, cid=conversation_id, ns=namespace, last=last, fmt=target)
     if not rows or rows[-1][0] != _OWNER:
         return None
     _, count, start, source_format, *_ = rows[-1]
@@ -189,7 +191,7 @@ def _window_rows() -> Prepared:
     return Prepared(union.order_by(*(union.selected_columns[k] for k in ("part", "seq", "position"))))
 
 
-_WINDOW_ROWS = _window_rows()
+WINDOW_ROWS = _window_rows()
 
 
 _TEXT, _CALL_ID = "", "id"  # what a hole takes from its message's first block row (else a lead's key)

@@ -33,19 +33,27 @@ def _chat() -> list[dict]:
     ]
 
 
-def _rows(store: ConversationStore, cid: str) -> tuple[list, list]:
+def raw(store: ConversationStore, sql: str, cid: str) -> list[tuple]:
+    """The rows of ``sql`` whose ``:c`` is the conversation's id as its tables hold it."""
     key = cid if store.engine.dialect.name == "postgresql" else cid.replace("-", "")
     with store.engine.connect() as conn:
-        texts = conn.execute(sa.text("SELECT text FROM messages WHERE conversation_id = :c ORDER BY seq"),
-                             {"c": key}).scalars().all()
-        blocks = conn.execute(sa.text("SELECT seq FROM blocks WHERE conversation_id = :c ORDER BY seq, position"),
-                              {"c": key}).scalars().all()
-    return texts, blocks
+        return [tuple(row) for row in conn.execute(sa.text(sql), {"c": key})]
 
 
-def _reads_exactly(store: ConversationStore, cid: str, data: list[dict]) -> None:
+def _rows(store: ConversationStore, cid: str) -> tuple[list, list]:
+    texts = raw(store, "SELECT text FROM messages WHERE conversation_id = :c ORDER BY seq", cid)
+    blocks = raw(store, "SELECT seq FROM blocks WHERE conversation_id = :c ORDER BY seq, position", cid)
+    return [t for (t,) in texts], [seq for (seq,) in blocks]
+
+
+def reads_exactly(store: ConversationStore, cid: str, data: list[dict], lasts: tuple[int, ...] = (1, 4)) -> None:
+    """Every read gives ``data``: whole, its windows (widened to their results' calls, as from the
+    canonical messages), exported, and in another format as from the canonical messages."""
     assert store.load(cid, "openai") == data == write(store.load_messages(cid), "openai")[0]
-    assert [store.load(cid, "openai", last=n) for n in (1, 4)] == [data[-1:], data[-4:]]
+    for n in lasts:
+        window = store.load(cid, "openai", last=n)
+        assert window == write(store.load_messages(cid, last=n), "openai")[0] == data[-len(window):]
+        assert len(window) >= min(n, len(data))
     assert list(store.export(cid, "openai", chunk=3)) == data
     assert store.load(cid, "anthropic") == write(store.load_messages(cid), "anthropic")[0]
 
@@ -58,7 +66,7 @@ def test_a_message_of_one_plain_text_keeps_it_in_its_row(store, statements):
     # the tool result's output is kept in its row too (revision 0020, tests/test_inline_results.py)
     assert [t is not None for t in texts] == [True] * inline + [False] * 3 + [True] * 2
     assert sorted(set(blocks)) == list(range(inline, len(data) - 2))  # only the others have block rows
-    _reads_exactly(store, cid, data)
+    reads_exactly(store, cid, data)
     statements.statements.clear()
     store.load(cid, "openai", last=len(data))
     assert statements.count() <= 5  # never one per message (on a server, the window tried alone first: one more)
@@ -67,7 +75,7 @@ def test_a_message_of_one_plain_text_keeps_it_in_its_row(store, statements):
     assert store.load(fork, "openai") == data[:3] + [{"role": "user", "content": "in the fork about Kyoto"}]
     popped = store.pop(cid, 6, format="openai")
     assert popped == data[-6:]
-    _reads_exactly(store, cid, data[:-6])
+    reads_exactly(store, cid, data[:-6])
 
 
 def test_texts_in_message_rows_are_found_and_forgotten(store):
@@ -84,13 +92,19 @@ def test_texts_in_message_rows_are_found_and_forgotten(store):
     assert sorted(h.seq for h in store.search("Kyoto", conversation_id=cid, limit=None)) == [5, 6]
     store.delete(cid)
     assert all(h.conversation_id != cid for h in store.search("Kyoto", limit=None))
-    if store.engine.dialect.name == "sqlite":  # every FTS5 entry went with its row (removed by its exact text)
-        with store.engine.connect() as conn:
-            entries = conn.execute(sa.text("SELECT count(*) FROM search_fts_docsize")).scalar()
-            assert entries == conn.execute(sa.text("SELECT count(*) FROM search")).scalar()
-            stale = conn.execute(sa.text("SELECT count(*) FROM search_fts WHERE search_fts MATCH 'kyoto' "
-                                         "AND rowid NOT IN (SELECT rowid FROM search)")).scalar()
-            assert stale == 0  # an entry removed with another text than it was added with leaves its words
+    assert_no_stale_entries(store)
+
+
+def assert_no_stale_entries(store: ConversationStore) -> None:
+    """SQLite: every FTS5 entry went with its row (FTS5 removes a contentless entry by its exact text)."""
+    if store.engine.dialect.name != "sqlite":
+        return
+    with store.engine.connect() as conn:
+        entries = conn.execute(sa.text("SELECT count(*) FROM search_fts_docsize")).scalar()
+        assert entries == conn.execute(sa.text("SELECT count(*) FROM search")).scalar()
+        stale = conn.execute(sa.text("SELECT count(*) FROM search_fts WHERE search_fts MATCH 'kyoto' "
+                                     "AND rowid NOT IN (SELECT rowid FROM search)")).scalar()
+        assert stale == 0  # an entry removed with another text than it was added with leaves its words
 
 
 def test_a_downgrade_writes_their_block_rows(empty_database_url):
@@ -106,7 +120,7 @@ def test_a_downgrade_writes_their_block_rows(empty_database_url):
         assert sorted(seqs) == list(range(len(data)))
         upgrade(s.engine)
         assert _rows(s, cid)[0] == [None] * len(data)  # rows written before keep their block rows
-        _reads_exactly(s, cid, data)
+        reads_exactly(s, cid, data)
         s.truncate(cid, 6)
         assert sorted(h.seq for h in s.search("Kyoto", conversation_id=cid, limit=None)) == [5]
         s.append(cid, [{"role": "user", "content": "after, about Kyoto"}], format="openai")

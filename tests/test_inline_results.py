@@ -6,13 +6,11 @@ from __future__ import annotations
 import copy
 import json
 
-import sqlalchemy as sa
-
 from store import ConversationStore
 from store.db import downgrade, upgrade
-from store.formats import write
 from store.model import BLOCK
 from store.schema import MARK
+from tests.test_inline import assert_no_stale_entries, raw, reads_exactly
 
 ODD = "about Kyoto: out \x00 and " + MARK  # NUL and the escape mark: PostgreSQL escapes both
 
@@ -45,27 +43,14 @@ def _canonical() -> list[dict]:
 
 
 def _rows(store: ConversationStore, cid: str) -> tuple[list, list]:
-    key = cid if store.engine.dialect.name == "postgresql" else cid.replace("-", "")
-    with store.engine.connect() as conn:
-        kept = conn.execute(sa.text("SELECT call_id, tool_name FROM messages WHERE conversation_id = :c "
-                                    "ORDER BY seq"), {"c": key}).all()
-        blocks = conn.execute(sa.text("SELECT DISTINCT seq FROM blocks WHERE conversation_id = :c ORDER BY seq"),
-                              {"c": key}).scalars().all()
-    return [tuple(row) for row in kept], blocks
+    kept = raw(store, "SELECT call_id, tool_name FROM messages WHERE conversation_id = :c ORDER BY seq", cid)
+    blocks = raw(store, "SELECT DISTINCT seq FROM blocks WHERE conversation_id = :c ORDER BY seq", cid)
+    return kept, [seq for (seq,) in blocks]
 
 
 def _unescaped(text: str) -> str:
     """A text as PostgreSQL's raw rows hold it (NUL and the mark escaped), as stored."""
     return json.loads(text[len(MARK):]) if text.startswith(MARK) else text
-
-
-def _reads_exactly(store: ConversationStore, cid: str, data: list[dict]) -> None:
-    assert store.load(cid, "openai") == data == write(store.load_messages(cid), "openai")[0]
-    for n in (1, 2):  # a window widened to its results' calls, as from the canonical messages
-        window = store.load(cid, "openai", last=n)
-        assert window == write(store.load_messages(cid, last=n), "openai")[0] == data[-len(window):]
-    assert list(store.export(cid, "openai", chunk=2)) == data
-    assert store.load(cid, "anthropic") == write(store.load_messages(cid), "anthropic")[0]
 
 
 def test_a_plain_tool_result_keeps_it_in_its_row(store, statements):
@@ -74,7 +59,7 @@ def test_a_plain_tool_result_keeps_it_in_its_row(store, statements):
     kept, blocks = _rows(store, cid)
     assert kept[2:6] == [("call_0", "tool_0"), ("call_1", "tool_1"), ("call_2", "tool_2"), ("call_orphan", None)]
     assert blocks == [1]  # the calls alone have block rows
-    _reads_exactly(store, cid, data)
+    reads_exactly(store, cid, data, lasts=(1, 2))
     statements.statements.clear()
     store.load(cid, "openai", last=len(data))
     assert statements.count() <= 5  # never one per message (on a server, the window tried alone first: one more)
@@ -88,9 +73,9 @@ def test_a_plain_tool_result_keeps_it_in_its_row(store, statements):
     store.delete(fork)
     popped = store.pop(cid, 3, format="openai")
     assert popped == data[-3:]
-    _reads_exactly(store, cid, data[:-3])
+    reads_exactly(store, cid, data[:-3], lasts=(1, 2))
     store.append(cid, copy.deepcopy(data[-3:]), format="openai")
-    _reads_exactly(store, cid, data)
+    reads_exactly(store, cid, data, lasts=(1, 2))
 
 
 def test_a_result_a_row_cannot_keep_has_its_block_row(store):
@@ -116,13 +101,7 @@ def test_results_in_message_rows_are_found_and_forgotten(store):
     assert sorted(h.seq for h in store.search("Kyoto", conversation_id=cid, limit=None)) == [2, 4]
     store.delete(cid)
     assert all(h.conversation_id != cid for h in store.search("Kyoto", limit=None))
-    if store.engine.dialect.name == "sqlite":  # every FTS5 entry went with its row (removed by its exact text)
-        with store.engine.connect() as conn:
-            entries = conn.execute(sa.text("SELECT count(*) FROM search_fts_docsize")).scalar()
-            assert entries == conn.execute(sa.text("SELECT count(*) FROM search")).scalar()
-            stale = conn.execute(sa.text("SELECT count(*) FROM search_fts WHERE search_fts MATCH 'kyoto' "
-                                         "AND rowid NOT IN (SELECT rowid FROM search)")).scalar()
-            assert stale == 0
+    assert_no_stale_entries(store)
 
 
 def test_a_downgrade_writes_their_block_rows(empty_database_url):
@@ -131,21 +110,16 @@ def test_a_downgrade_writes_their_block_rows(empty_database_url):
         cid = s.save(copy.deepcopy(data), format="openai")
         s.search("Kyoto")  # indexed before the downgrade: its entries must still go with their rows
         downgrade(s.engine, "0019")
-        with s.engine.connect() as conn:
-            key = cid if s.engine.dialect.name == "postgresql" else cid.replace("-", "")
-            rows = conn.execute(sa.text("SELECT seq, kind, text, call_id, tool_name FROM blocks "
-                                        "WHERE conversation_id = :c AND kind = 'tool_result' ORDER BY seq"),
-                                {"c": key}).all()
-            texts = conn.execute(sa.text("SELECT seq FROM messages WHERE conversation_id = :c "
-                                         "AND text IS NOT NULL ORDER BY seq"), {"c": key}).scalars().all()
-        assert [(*r[:2], _unescaped(r[2]), *r[3:]) for r in rows] == [(2, "tool_result", "a result about Kyoto", "call_0", "tool_0"),
-                                            (3, "tool_result", "", "call_1", "tool_1"),
-                                            (4, "tool_result", ODD, "call_2", "tool_2"),
-                                            (5, "tool_result", "no call before it", "call_orphan", None)]
-        assert texts == [0, 6]  # the plain texts alone, as revision 0019 keeps them
+        rows = raw(s, "SELECT seq, kind, text, call_id, tool_name FROM blocks WHERE conversation_id = :c "
+                      "AND kind = 'tool_result' ORDER BY seq", cid)
+        assert [(*r[:2], _unescaped(r[2]), *r[3:]) for r in rows] == [
+            (2, "tool_result", "a result about Kyoto", "call_0", "tool_0"), (3, "tool_result", "", "call_1", "tool_1"),
+            (4, "tool_result", ODD, "call_2", "tool_2"), (5, "tool_result", "no call before it", "call_orphan", None)]
+        texts = raw(s, "SELECT seq FROM messages WHERE conversation_id = :c AND text IS NOT NULL ORDER BY seq", cid)
+        assert texts == [(0,), (6,)]  # the plain texts alone, as revision 0019 keeps them
         upgrade(s.engine)
         assert _rows(s, cid)[0][2:6] == [(None, None)] * 4  # rows written before keep their block rows
-        _reads_exactly(s, cid, data)
+        reads_exactly(s, cid, data, lasts=(1, 2))
         assert s.get_tool_call("call_2").result == ODD
         s.truncate(cid, 4)
         assert [h.seq for h in s.search("Kyoto", conversation_id=cid, limit=None)] == [2]
