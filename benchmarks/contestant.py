@@ -6,7 +6,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from store import ConversationStore, db, holes, operations as ops, rows
+from store import ConversationStore, holes, operations as ops, rows
 from store.chains import END
 from store.codec import new_id
 from store.formats import read
@@ -187,11 +187,9 @@ class SchemaBound(_OnStore):
         store = self.store
         if store.engine.dialect.name == "sqlite":
             return self._rows(conversation, n)
-        # A server: the window's one statement (store.holes.window), in autocommit where a load runs it so
-        options = db.one_statement_options(store.engine.dialect)
-        with paused_gc(), (store.engine.connect() if options else store._connect()) as conn:
-            return holes.WINDOW_ROWS.run(conn.execution_options(**options) if options else conn, cid=conversation,
-                                         ns=store.scope.namespace, last=n, fmt="openai")
+        with paused_gc():  # a server: the window's one statement (store.holes.window), run as a load runs it
+            return store._lookup(lambda conn, scope: holes.WINDOW_ROWS.run(
+                conn, cid=conversation, ns=scope.namespace, last=n, fmt="openai"))
 
     def _rows(self, conversation: Any, last: int | None) -> Any:
         store = self.store

@@ -267,8 +267,8 @@ class AsyncConversationStore(StoreBase):
         """The conversation in ``format`` (``last=N``: the recent window, widened to keep
         tool calls with their results)."""
         target = self._target(format)
-        read = self._run(False, ops.load, conversation_id, None, target) if last is None \
-            else self._lookup(ops.load, conversation_id, last, target)  # usually one statement (``holes.window``)
+        read = self._lookup(ops.load, conversation_id, last, target) if ops.windowed(last, target) \
+            else self._run(False, ops.load, conversation_id, last, target)  # a window: usually one statement
         return self._loaded(await read, target, strict, on_loss)
 
     async def export(self, conversation_id: str, format: str | None = None, *, strict: bool = False,

@@ -163,13 +163,18 @@ def window(conn: sa.Connection, namespace: str, conversation_id: str, last: int,
 _DOC, _BLOCK, _OWNER, _FORK = 1, 2, 3, 4  # the parts of the window's statement, in this order
 
 
+_c = ConversationRow.__table__
+_LAST = sa.bindparam("last", type_=sa.Integer)
+EARLIEST = sa.select(sa.func.min(_m.c.window_start)).where(
+    _m.c.conversation_id == _c.c.id, _m.c.seq >= _c.c.message_count - _LAST).scalar_subquery()
+"""Where the window of a conversation's last ``last`` messages starts, its calls' results kept with
+them (a scalar subquery over ``conversations``; NULL where it has no such message)."""
+
+
 def _window_rows() -> Prepared:
-    c = ConversationRow.__table__
-    last = sa.bindparam("last", type_=sa.Integer)
+    c, last = _c, _LAST
     owned = (c.c.id == sa.bindparam("cid"), c.c.namespace == sa.bindparam("ns"))
-    earliest = sa.select(sa.func.min(_m.c.window_start)).where(  # as operations.locate_range finds it
-        _m.c.conversation_id == c.c.id, _m.c.seq >= c.c.message_count - last).scalar_subquery()
-    start = sa.case((last == 0, c.c.message_count), else_=sa.func.coalesce(earliest, 0))
+    start = sa.case((last == 0, c.c.message_count), else_=sa.func.coalesce(EARLIEST, 0))
     own_start = sa.select(start).where(*owned, c.c.parent_id.is_(None)).scalar_subquery()
 
     def null(type_: Any) -> Any:

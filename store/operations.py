@@ -369,12 +369,7 @@ def insert(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequen
 # --- reading -----------------------------------------------------------------------
 
 
-_WINDOW = (
-    sa.select(sa.func.min(messages_t.c.window_start))
-    .where(messages_t.c.conversation_id == conversations.c.id,
-           messages_t.c.seq >= conversations.c.message_count - sa.bindparam("last"))
-    .scalar_subquery()
-)
+_WINDOW = holes.EARLIEST
 _CONVERSATION_AND_WINDOW = Prepared(sa.select(conversations, _WINDOW).where(*_OWNED))
 
 
@@ -388,6 +383,12 @@ def get_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, la
                         created_at=found.created_at, metadata=found.metadata or {}, messages=msgs)
 
 
+def windowed(last: int | None, target: str) -> bool:
+    """Whether a load may be one statement (``holes.window``): a window in a format that keeps
+    documents. The stores run only those as a lookup (``_lookup``): a try in autocommit first."""
+    return last is not None and target in holes.PER_MESSAGE
+
+
 def load(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | None,
          target: str) -> tuple[list[Any] | None, list[Message]]:
     """What a load in ``target`` needs: the items themselves when every message in range keeps
@@ -396,7 +397,7 @@ def load(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | No
     statement (``holes.window``); run as one (``db.ONE_STATEMENT``), a read that needs more
     raises ``db.SnapshotNeeded``."""
     seen = holes.window(conn, scope.namespace, conversation_id, last, target) \
-        if last is not None and valid_id(conversation_id) else None
+        if windowed(last, target) and valid_id(conversation_id) else None
     if seen is not None and seen.items is not None:
         return seen.items, []
     if conn.get_execution_options().get(ONE_STATEMENT):

@@ -359,10 +359,10 @@ class ConversationStore(StoreBase):
         """
         target = self._target(format)
         with paused_gc():  # one pause from reading to converting: see store.gcpause
-            if last is not None:  # usually one statement (``holes.window``)
+            if ops.windowed(last, target):  # usually one statement (``holes.window``)
                 return self._loaded(self._lookup(ops.load, conversation_id, last, target), target, strict, on_loss)
             with self._connect() as conn:
-                return self._loaded(ops.load(conn, self.scope, conversation_id, None, target), target, strict,
+                return self._loaded(ops.load(conn, self.scope, conversation_id, last, target), target, strict,
                                     on_loss)
 
     def export(self, conversation_id: str, format: str | None = None, *, strict: bool = False,

@@ -196,14 +196,14 @@ def _result_row(row: dict[str, Any]) -> tuple[Any, ...]:
 def _end(with_block: tuple[sa.Column[Any], ...]) -> sa.Select[Any]:
     """A block (or what its message row keeps of a result) and its message's time, by key."""
     b, m = blocks_t, messages_t
-    return (sa.select(*with_block, *(m.c[name] for name in _KEPT), m.c.created_at, m.c.utc_offset)
+    return (sa.select(*with_block, m.c.created_at, m.c.utc_offset)
             .select_from(m.outerjoin(b, sa.and_(b.c.conversation_id == m.c.conversation_id, b.c.seq == m.c.seq,
                                                 b.c.position == sa.bindparam("position"))))
             .where(m.c.conversation_id == sa.bindparam("cid"), m.c.seq == sa.bindparam("seq")))
 
 
 _CALL_END = _end((blocks_t.c.payload, blocks_t.c.text))
-_RESULT_END = _end(tuple(blocks_t.c[name] for name in BLOCK_COLUMNS))
+_RESULT_END = _end((*(blocks_t.c[name] for name in BLOCK_COLUMNS), *(messages_t.c[name] for name in _KEPT)))
 
 
 def _with_shared_ends(conn: sa.Connection, rows: Sequence[Any], shared: list[int]) -> list[Any]:
@@ -219,7 +219,7 @@ def _with_shared_ends(conn: sa.Connection, rows: Sequence[Any], shared: list[int
             found = conn.execute(_CALL_END, {"cid": _owner(chain, row["call_seq"]), "seq": row["call_seq"],
                                              "position": row["call_position"]}).first()
             if found is not None:
-                row.update(call_payload=found[0], call_text=found[1], call_at=found[-2], call_offset=found[-1])
+                row.update(call_payload=found[0], call_text=found[1], call_at=found[2], call_offset=found[3])
         if row["result_seq"] is not None and row["result_found"] is None:
             owner = _owner(chain, row["result_seq"])
             found = conn.execute(_RESULT_END, {"cid": owner, "seq": row["result_seq"],
