@@ -26,7 +26,7 @@ from .limits import Limits, check_metadata, check_text
 from .lean import Writable
 from .model import MESSAGES, Conversation, Message, Page, ToolCallRecord, ToolStatus
 from .operations import ConversationInfo, Scope
-from .writer import writer_for
+from .writer import readers_for, writer_for
 
 T = TypeVar("T")
 
@@ -152,7 +152,8 @@ class ConversationStore(StoreBase):
     write to one tenant. ``format`` is the default for ``save``, ``append`` and ``load``.
     ``engine`` (from ``store.db.create_engine``) replaces ``url``, e.g. one engine for many stores.
     On SQLite a store that made its own engine runs its writes one at a time on a connection it
-    keeps (SQLite takes one writer at a time anyway); ``close`` gives it back.
+    keeps (SQLite takes one writer at a time anyway), and its reads on connections it keeps, one
+    per read in progress; ``close`` gives them back.
     """
 
     def __init__(self, url: str | sa.URL = DEFAULT_URL, *, namespace: str = DEFAULT_NAMESPACE,
@@ -161,6 +162,7 @@ class ConversationStore(StoreBase):
         super().__init__(namespace=namespace, format=format, limits=limits)
         self.engine = engine if engine is not None else db.create_engine(url)
         self._writer = writer_for(self.engine, own=engine is None)
+        self._readers = readers_for(self.engine, own=engine is None)
         try:
             with db.database_errors(self.engine, "cannot open"):
                 self.created_schema = creation.ensure_schema(self.engine, create=create)
@@ -176,6 +178,7 @@ class ConversationStore(StoreBase):
 
     def close(self) -> None:
         self._writer.close()
+        self._readers.close()
         self.engine.dispose()
 
     def __enter__(self) -> ConversationStore:
@@ -205,7 +208,7 @@ class ConversationStore(StoreBase):
     @contextmanager
     def _connect(self) -> Iterator[sa.Connection]:
         """A read: one transaction, one snapshot (see ``db.read_options``)."""
-        with db.database_errors(self.engine), self.engine.connect() as conn:
+        with db.database_errors(self.engine), self._readers.connection() as conn:
             if options := db.read_options(conn.dialect):  # none on SQLite and MariaDB: no call per read
                 conn = conn.execution_options(**options)
             with conn.begin():
