@@ -10,7 +10,6 @@ length of the conversation or the nesting of calls.
 
 from __future__ import annotations
 
-from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,9 +64,12 @@ def plan(messages: Sequence[Writable], *, conversation_id: str, first_seq: int, 
     """
     result = LinkPlan()
     new_calls: dict[str, dict[str, Any]] = {}
-    starts = ChainMap({}, prior_starts)  # not a copy: the prior starts of a long batch are many
+    starts = result.window_starts  # this batch's, by offset; those before it in ``prior_starts``
     for offset, msg in enumerate(messages):
         seq = first_seq + offset
+        if not msg.content:  # no call, no result (half of an agent's messages): it starts its own window
+            starts.append(seq)
+            continue
         earliest = seq
         for position, block in enumerate(msg.content, first_position(msg)):
             if block.kind == "tool_call":
@@ -92,7 +94,7 @@ def plan(messages: Sequence[Writable], *, conversation_id: str, first_seq: int, 
                     earliest = min(earliest, stored.call_seq)
                 elif row is None and stored is None:
                     result.unanswered.add(offset)
-        start = seq if earliest == seq else min([earliest, *(starts[s] for s in range(earliest, seq))])
-        starts[seq] = start
-        result.window_starts.append(start)
+        start = seq if earliest == seq else min(
+            [earliest, *(starts[s - first_seq] if s >= first_seq else prior_starts[s] for s in range(earliest, seq))])
+        starts.append(start)
     return result
