@@ -54,10 +54,13 @@ def _mb(n: int) -> str:
 class Budget:
     """Checks one message's values as its rows are built; errors name the message index."""
 
+    __slots__ = ("index", "limits", "used", "escaped")  # three calls a message: attribute reads count
+
     def __init__(self, index: int, limits: Limits) -> None:
         self.index = index
         self.limits = limits
         self.used = 0
+        self.escaped = limits.escaped
 
     def fail(self, where: str, why: str) -> InputError:
         return InputError(f"message {self.index}, {where}: {why}")
@@ -65,15 +68,17 @@ class Budget:
     def text(self, where: str, value: str | None, column: str | None = None) -> str | None:
         if value is None:
             return None
-        bound = BOUNDS.get(column or "")
-        if bound is not None and len(value) > bound:
+        if column is not None and (bound := BOUNDS.get(column)) is not None and len(value) > bound:
             raise self.fail(where, f"{len(value)} characters, the most this store takes is {bound}")
-        try:
-            self.used += len(value) if value.isascii() else len(value.encode("utf-8"))
-            if self.limits.escaped:
-                self.used += _escapes(value)
-        except UnicodeEncodeError as exc:
-            raise self.fail(where, f"not valid Unicode (a lone surrogate at character {exc.start})") from None
+        if value.isascii():
+            self.used += len(value)
+        else:
+            try:
+                self.used += len(value.encode("utf-8"))
+            except UnicodeEncodeError as exc:
+                raise self.fail(where, f"not valid Unicode (a lone surrogate at character {exc.start})") from None
+        if self.escaped:
+            self.used += _escapes(value)
         return value
 
     def json(self, where: str, value: Any) -> JSONText | None:
@@ -83,7 +88,7 @@ class Budget:
             text = JSONText(dumps(value))
         except (ValueError, TypeError) as exc:
             raise self.fail(where, str(exc)) from None
-        self.used += len(text) + (_escapes(text) if self.limits.escaped else 0)
+        self.used += len(text) + (_escapes(text) if self.escaped else 0)
         return text
 
     def blob(self, where: str, size: int) -> None:

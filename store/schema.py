@@ -171,6 +171,13 @@ class SafeText(TypeDecorator[str]):
             return json.loads(value[len(MARK):])
         return value
 
+    @staticmethod
+    def any_escaped(values: list[str]) -> bool:
+        """Whether :meth:`process_bind_param` changes any of ``values`` on PostgreSQL: two scans of
+        one joined string at C speed instead of a call a value (a batch insert, ``store.bulk``)."""
+        joined = "\x00".join(values)
+        return joined.count("\x00") != len(values) - 1 or joined.startswith(MARK) or "\x00" + MARK in joined
+
     # Elsewhere text is stored as it is: no per-value call on the hot paths.
     def bind_processor(self, dialect: sa.Dialect) -> Any:
         return super().bind_processor(dialect) if dialect.name == "postgresql" else None

@@ -4,9 +4,11 @@ set by any row of the batch, the last one too, is written."""
 from __future__ import annotations
 
 import sqlalchemy as sa
+from hypothesis import given, strategies as st
+from sqlalchemy.dialects import postgresql
 
 from store import bulk
-from store.schema import BlockRow, MessageRow
+from store.schema import MARK, BlockRow, MessageRow, SafeText
 
 
 def test_a_batch_binds_the_columns_some_row_sets():
@@ -35,3 +37,31 @@ def test_rows_that_set_different_columns_are_stored_as_they_are(store):
     assert [tuple(r) for r in found] == [
         (10 + i, "ana" if i == 69 else None, "m-1" if i == 0 else None, str(i)) for i in range(70)] + [
         (200, None, None, None)]
+
+
+_PG = postgresql.psycopg.dialect()
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from(["a", "\x00", MARK, "é", "\n"]), max_size=4), min_size=1))
+def test_a_column_is_checked_at_once_for_what_postgresql_escapes(values):
+    """``SafeText.any_escaped`` (a batch's text column at once) says what converting each value says."""
+    changed = any(SafeText().process_bind_param(v, _PG) != v for v in values)
+    assert SafeText.any_escaped(values) == changed
+
+
+def test_a_nul_or_a_mark_in_one_value_of_a_batch_is_kept(store):
+    """Where one value of a column needs PostgreSQL's escape, the column's values are converted one by one:
+    past COPY_FROM (the COPY), the first row's and the last row's."""
+    cid = store.save([{"role": "user", "content": "hi"}])
+    table = MessageRow.__table__
+    key = cid if store.engine.dialect.name == "postgresql" else cid.replace("-", "")
+    texts = [f"t{i}" for i in range(70)]
+    texts[0], texts[-1] = MARK + "mark", "nul\x00inside"
+    rows = [{c.key: None for c in table.columns} for _ in texts]
+    for i, (row, text) in enumerate(zip(rows, texts)):
+        row.update(conversation_id=cid, seq=10 + i, window_start=10 + i, role="user", text=text, call_id=f"c{i}")
+    with store.engine.begin() as conn:
+        bulk.insert(conn, table, rows)
+        found = conn.execute(sa.select(table.c.text, table.c.call_id).where(
+            table.c.conversation_id == key, table.c.seq >= 10).order_by(table.c.seq)).all()
+    assert [tuple(r) for r in found] == [(text, f"c{i}") for i, text in enumerate(texts)]
