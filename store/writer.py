@@ -105,7 +105,10 @@ class KeptReaders(Readers):
     when all are in use, and puts it back after. A read skips the pool's checkout and return and a
     new ``Connection``: 25 of the 180 us of a window of 50 (``benchmarks/README.md``). A connection
     a read's error left in a transaction (or invalidated) is dropped; none is used by a process
-    forked from the one that opened it."""
+    forked from the one that opened it. At most :data:`MAX_IDLE` are kept: the pool's other
+    connections stay free for the store's writer and for the reads of a busier moment."""
+
+    MAX_IDLE = 4  # the pool keeps 5 (SQLAlchemy's default), the writer one of them
 
     def __init__(self, engine: sa.Engine) -> None:
         super().__init__(engine)
@@ -123,7 +126,8 @@ class KeptReaders(Readers):
         try:
             yield conn
         finally:
-            if conn.closed or conn.invalidated or conn.in_transaction() or self._pid != os.getpid():
+            if conn.closed or conn.invalidated or conn.in_transaction() or self._pid != os.getpid() \
+                    or len(self._idle) >= self.MAX_IDLE:
                 with suppress(sa.exc.SQLAlchemyError):
                     conn.close()
             else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from contextlib import ExitStack
 
 import pytest
 
@@ -49,6 +50,19 @@ def test_overlapping_reads_take_connections_of_their_own(sqlite_store):
     with s._readers.connection() as outer, s._readers.connection() as inner:
         assert outer is not inner
     assert {id(c) for c in s._readers._idle} == {id(outer), id(inner)}
+
+
+def test_a_busy_moment_leaves_the_pool_free_for_the_writer(sqlite_store):
+    """As many reads at once as the pool has connections (5, and 10 more): the store keeps four of them,
+    and a write that has to open a connection again (after an error dropped its own) still gets one."""
+    s = sqlite_store
+    cid = s.save(_user("a"))
+    s._writer.close()  # as after an error in a write
+    with ExitStack() as stack:
+        held = [stack.enter_context(s._readers.connection()) for _ in range(15)]
+    assert len(s._readers._idle) == KeptReaders.MAX_IDLE and sum(c.closed for c in held) == 15 - KeptReaders.MAX_IDLE
+    s.append(cid, _user("b"))
+    assert s.load(cid) == _user("a") + _user("b")
 
 
 def test_a_read_that_failed_keeps_its_connection_and_the_next_one_works(sqlite_store):
