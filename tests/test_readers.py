@@ -5,7 +5,6 @@ working on a connection of its own."""
 from __future__ import annotations
 
 import os
-import sys
 import threading
 from contextlib import ExitStack
 
@@ -14,6 +13,8 @@ import pytest
 from store import ConversationStore, db
 from store.errors import NotFoundError
 from store.writer import KeptReaders, Readers
+
+from .forking import exit_code_of_child
 
 _MISSING = "01a21e09-8814-71ba-ae65-c743a4589721"
 
@@ -102,18 +103,11 @@ def test_a_forked_child_reads_on_a_connection_of_its_own(sqlite_store):
     cid = s.save(_user("parent"))
     s.load(cid)  # the parent keeps a read connection from here on
     parents = list(s._readers._idle)
-    pid = os.fork()
-    if pid == 0:  # the child: no pytest teardown
-        code = 1
-        try:
-            ok = s.load(cid) == _user("parent") and not any(c in s._readers._idle for c in parents)
-            code = 0 if ok else 2
-        except BaseException as exc:  # noqa: BLE001 - said to the parent by the exit code
-            sys.stderr.write(f"the child's load: {exc!r}\n")
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+
+    def child() -> bool:
+        return s.load(cid) == _user("parent") and not any(c in s._readers._idle for c in parents)
+
+    assert exit_code_of_child(child, "the child's load") == 0
     assert s.load(cid) == _user("parent") and s._readers._idle == parents
 
 

@@ -5,7 +5,6 @@ write in place and the next write working."""
 from __future__ import annotations
 
 import os
-import sys
 import threading
 
 import pytest
@@ -13,6 +12,8 @@ import pytest
 from store import ConversationStore, db
 from store.errors import ConvstoreError, DatabaseError, NotFoundError
 from store.writer import KeptWriter
+
+from .forking import exit_code_of_child
 
 
 def _user(text: str) -> list[dict[str, str]]:
@@ -90,18 +91,8 @@ def test_a_child_forked_during_a_write_writes_on_a_lock_and_connection_of_its_ow
     s = sqlite_store
     cid = s.save(_user("parent before"))  # the parent's connection is kept from here on
     with s._writer._lock:
-        pid = os.fork()
-        if pid == 0:  # the child: no pytest teardown
-            code = 1
-            try:
-                s.append(cid, _user("child"))
-                code = 0
-            except BaseException as exc:  # noqa: BLE001 - said to the parent by the exit code
-                sys.stderr.write(f"the child's append: {exc!r}\n")
-            finally:
-                os._exit(code)
-        _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+        code = exit_code_of_child(lambda: s.append(cid, _user("child")) is None, "the child's append")
+    assert code == 0
     s.append(cid, _user("parent after"))
     assert [m["content"] for m in s.load(cid)] == ["parent before", "child", "parent after"]
 
