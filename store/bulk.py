@@ -40,7 +40,8 @@ class _Insert:
         # Text that keeps its value unless it holds a NUL (PostgreSQL): a column's values are
         # checked at once, and converted one by one only where one of them needs it.
         types = {c.key: c.type.dialect_impl(dialect) for c in table.columns}
-        self.checked = {i: check for i, k in enumerate(self.keys) if (check := getattr(types[k], "any_escaped", None))}
+        self.checked = {i: check for i, k in enumerate(self.keys)
+                        if (check := getattr(types[k], "any_escaped", None)) is not None}
         columns = ", ".join(dialect.identifier_preparer.quote(k) for k in self.keys)
         self.copy_sql = f"COPY {dialect.identifier_preparer.format_table(table)} ({columns}) FROM STDIN"
 

@@ -76,7 +76,8 @@ class Budget:
             try:
                 self.used += len(value.encode("utf-8"))
             except UnicodeEncodeError as exc:
-                raise self.fail(where, f"not valid Unicode (a lone surrogate at character {exc.start})") from None
+                raise self.fail(where, f"not valid Unicode (a lone surrogate at character {exc.start})") \
+                    from None
         if self.escaped:
             self.used += _escapes(value)
         return value

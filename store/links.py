@@ -94,7 +94,10 @@ def plan(messages: Sequence[Writable], *, conversation_id: str, first_seq: int, 
                     earliest = min(earliest, stored.call_seq)
                 elif row is None and stored is None:
                     result.unanswered.add(offset)
-        start = seq if earliest == seq else min(
-            [earliest, *(starts[s - first_seq] if s >= first_seq else prior_starts[s] for s in range(earliest, seq))])
+        if earliest != seq:  # a result: back to its call, and as far as the windows in between reach
+            start = min([earliest, *(starts[s - first_seq] if s >= first_seq else prior_starts[s]
+                                     for s in range(earliest, seq))])
+        else:
+            start = seq
         starts.append(start)
     return result
