@@ -34,14 +34,14 @@ class _Insert:
         self.keys = list(compiled.positiontup or []) if compiled.positional else list(keys)
         assert set(self.keys) == set(keys), "a column default would add a column the rows do not hold"
         self.values = itemgetter(*self.keys)
-        processors = {c.key: c.type.dialect_impl(dialect).bind_processor(dialect) for c in table.columns}
+        types = {c.key: c.type.dialect_impl(dialect) for c in table.columns}
         # Only the columns that need converting are touched per row, by position.
-        self.processed = [(i, p) for i, k in enumerate(self.keys) if (p := processors[k]) is not None]
+        self.processed = [(i, p) for i, k in enumerate(self.keys)
+                          if (p := types[k].bind_processor(dialect)) is not None]
         # Text that keeps its value unless it holds a NUL (PostgreSQL): a column's values are
         # checked at once, and converted one by one only where one of them needs it.
-        types = {c.key: c.type.dialect_impl(dialect) for c in table.columns}
-        self.checked = {i: check for i, k in enumerate(self.keys)
-                        if (check := getattr(types[k], "any_escaped", None)) is not None}
+        self.checked = {i: check for i, _ in self.processed
+                        if (check := getattr(types[self.keys[i]], "any_escaped", None)) is not None}
         columns = ", ".join(dialect.identifier_preparer.quote(k) for k in self.keys)
         self.copy_sql = f"COPY {dialect.identifier_preparer.format_table(table)} ({columns}) FROM STDIN"
 
