@@ -1,12 +1,14 @@
 """The bound of issue 12's next design step: one pass from an input item to its rows.
 
-``python -m benchmarks.one_pass [--messages 100000]``: today a plain OpenAI item (a role and its text,
-a tool result of its call id and its text, an assistant's calls) goes through a dozen passes on its way
-to the driver: the reader's checks, a ``lean.Plain``, a budget, the block rows, the links, the
-documents, a message row as a dict, then its parameters. This prototype builds the same rows' parameters
+``python -m benchmarks.one_pass [--messages 100000]``: on the general path a plain OpenAI item (a role
+and its text, a tool result of its call id and its text, an assistant's calls) goes through a dozen
+passes on its way to the driver: the reader's checks, a ``lean.Plain``, a budget, the block rows, the
+links, the documents, a message row as a dict, then its parameters. ``store.onepass`` (eighteenth
+session) now reads nearly every item of a save that way; it is timed here too. This prototype (the
+seventeenth session's) builds the same rows' parameters
 from the item in one pass (checks of size, bounds, lone surrogates and holes included; the window
 starts and the links of the calls it has seen), leaves every other item to the general path, and
-checks its rows against today's (``store.rows.chunk_rows``) before timing both. It writes nothing:
+checks its rows against the general path's (``store.rows.chunk_rows``) before timing them. It writes nothing:
 what it measures is the Python before the driver, which is half of an ingest's time.
 """
 
@@ -21,7 +23,7 @@ from typing import Any
 import orjson
 from sqlalchemy.dialects import sqlite
 
-from store import bulk, docs, rows
+from store import bulk, docs, onepass, rows
 from store.docs import MIN_HOLE
 from store.holes import CONTENT, HOLE, OPEN
 from store.lean import bare_arguments
@@ -146,13 +148,15 @@ def _link_rows(calls: dict[str, list]) -> list[tuple]:
     return [(call_id, *row) for call_id, row in calls.items()]
 
 
-def today(items: list[dict[str, Any]]) -> list[rows.ChunkRows]:
-    """Today's rows of the same items: read, then ``chunk_rows`` a chunk at a time, as ``save`` does."""
-    batch = docs.read(items, "openai")
+def today(items: list[dict[str, Any]], read: Any = None) -> list[rows.ChunkRows]:
+    """The general path's rows of the same items: read, then ``chunk_rows`` a chunk at a time, as
+    ``save`` does; ``read(items, limits)``: another read (``store.onepass.read``)."""
+    limits = Limits()
+    batch = docs.read(items, "openai") if read is None else read(items, limits)
     linked = rows.Linked({}, {}, [])
     out = []
     for at in range(0, len(batch), 5000):
-        chunk = rows.chunk_rows(Limits(), CID, batch[at:at + 5000], first_seq=at, known=linked.known,
+        chunk = rows.chunk_rows(limits, CID, batch[at:at + 5000], first_seq=at, known=linked.known,
                                 prior_starts=linked.starts)
         linked.add(chunk)
         out.append(chunk)
@@ -209,11 +213,13 @@ def main(argv: list[str] | None = None) -> None:
     one = _best(lambda: one_pass(items, limit), args.repeat)
     now = _best(lambda: [_parameters(chunk) for chunk in today(items)], args.repeat)
     now_plain = _best(lambda: [_parameters(chunk) for chunk in today(plain)], args.repeat)
+    store = _best(lambda: [_parameters(chunk) for chunk in today(items, onepass.read)], args.repeat)
     n = args.messages
     print(f"{n:,} workload items; the one pass takes {taken:,} ({taken / n:.0%}) and gives today's rows for them")
-    print(f"today (read, rows, their parameters), every item: {now / n * 1e6:.2f} us a message")
-    print(f"today, the items the one pass takes alone: {now_plain / len(plain) * 1e6:.2f} us a message")
+    print(f"the general path (read, rows, their parameters), every item: {now / n * 1e6:.2f} us a message")
+    print(f"the general path, the items the one pass takes alone: {now_plain / len(plain) * 1e6:.2f} us a message")
     print(f"one pass, the items it takes (the others skipped): {one / taken * 1e6:.2f} us a message")
+    print(f"the store's one pass (store.onepass), every item: {store / n * 1e6:.2f} us a message")
 
 
 if __name__ == "__main__":

@@ -96,9 +96,9 @@ Kept: TypeAlias = "str | KeptResult | None"
 
 
 def block_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | None], *, conversation_id: str,
-               first_seq: int, blobs: BlobSink, budgets: Sequence[Budget],
+               seqs: Iterable[int], blobs: BlobSink, budgets: Sequence[Budget],
                ) -> tuple[list[dict[str, Any]], list[Kept]]:
-    """The block rows of a batch stored from ``first_seq`` on, and what each message row keeps of
+    """The block rows of a batch stored at ``seqs``, and what each message row keeps of
     its content: where it is one plain text block (no field but its text), its text (revision
     0013); where it is one tool result of a text output, its call id and tool name alone, a
     :class:`KeptResult` (revision 0020); the message then has no block row. Most messages take one
@@ -108,7 +108,7 @@ def block_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | None]
     pydantic-core instead of one per block. A :class:`~store.lean.Plain` gives its rows itself."""
     rows: list[dict[str, Any]] = []
     texts: list[Kept] = []
-    for seq, (msg, dump, budget) in enumerate(zip(msgs, dumped, budgets), start=first_seq):
+    for seq, msg, dump, budget in zip(seqs, msgs, dumped, budgets):
         if msg.__class__ is Plain:
             if not msg.content:  # its text alone
                 texts.append(budget.text(_FIRST_TEXT, msg.text))  # type: ignore[union-attr]
@@ -350,22 +350,21 @@ _MESSAGE_TEXT = ("source_role", "name", "source_format", "source_type", "externa
 
 
 def message_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | None], *, conversation_id: str,
-                 first_seq: int, window_starts: Sequence[int], budgets: Sequence[Budget],
+                 seqs: Iterable[int], window_starts: Sequence[int], budgets: Sequence[Budget],
                  docs: Sequence[str | None], texts: Sequence[Kept]) -> list[dict[str, Any]]:
     """The message rows of a batch: ``dumped`` as :func:`block_rows` takes it (for a
     :class:`~store.lean.Plain`, whose row is its role, source format and extras: its extras or None),
     ``texts`` what :func:`block_rows` says each row keeps of its content."""
     rows = []
     # Iterated, not indexed: a Batch's __getitem__ is Python code
-    each = zip(msgs, dumped, window_starts, budgets, docs, texts)
-    for i, (msg, dump, start, budget, doc, text) in enumerate(each):
+    for seq, msg, dump, start, budget, doc, text in zip(seqs, msgs, dumped, window_starts, budgets, docs, texts):
         if text.__class__ is KeptResult:
             text, call_id, tool_name = text  # type: ignore[misc]
         else:
             call_id = tool_name = None
         if msg.__class__ is Plain:
             rows.append({
-                "conversation_id": conversation_id, "seq": first_seq + i, "window_start": start, "role": msg.role,
+                "conversation_id": conversation_id, "seq": seq, "window_start": start, "role": msg.role,
                 "created_at": None, "utc_offset": None, "usage": None, "metadata": None,
                 "extras": None if dump is None else budget.json("extras", dump["extras"]),
                 "doc": doc, "text": text, "call_id": call_id, "tool_name": tool_name,
@@ -380,7 +379,7 @@ def message_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | Non
             raise budget.fail("created_at", f"{dump['created_at'].isoformat()} is out of range "
                                             "in UTC (years 1 to 9999)") from None
         row = {
-            "conversation_id": conversation_id, "seq": first_seq + i, "window_start": start,
+            "conversation_id": conversation_id, "seq": seq, "window_start": start,
             "role": dump["role"], "created_at": created_at, "utc_offset": offset,
             "usage": None if (usage := dump.get("usage")) is None else budget.json("usage", usage),
             "metadata": None if (meta := dump.get("metadata")) is None else budget.json("metadata", meta),

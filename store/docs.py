@@ -74,6 +74,13 @@ class Batch(list[Writable]):
         return list.__getitem__(self, index)
 
 
+def picked(msgs: Sequence[Writable], offsets: Sequence[int]) -> list[Writable]:
+    """The messages at ``offsets``: a :class:`Batch` of them, with their documents, from a batch."""
+    take = list.__getitem__
+    chosen = [take(msgs, i) for i in offsets]  # type: ignore[arg-type]
+    return Batch(chosen, [msgs.given[i] for i in offsets]) if isinstance(msgs, Batch) else chosen
+
+
 def read(data: Any, format: str) -> list[Writable]:
     """``formats.read``, keeping as documents the input items its writer would give back as
     they are (a :class:`Batch`): those messages are not written again to get their document.
@@ -81,17 +88,17 @@ def read(data: Any, format: str) -> list[Writable]:
     msgs, fmt, plain = read_marked(data, format, _stand_in)
     if plain is None:
         return msgs
-    return _batch(message_list(data, fmt.name), msgs, plain)
+    return batch(message_list(data, fmt.name), msgs, plain)
 
 
 def read_stream(chunks: Iterable[list[Any]], fmt: Format) -> Iterator[Batch]:
     """:func:`read` of a stream of chunks of input items in ``fmt`` (which has
     ``read_fields_stream``): a batch a chunk, one reader spanning them."""
     for items, msgs, plain in read_stream_marked(chunks, fmt, _stand_in):
-        yield _batch(items, msgs, plain)
+        yield batch(items, msgs, plain)
 
 
-def _batch(items: list[Any], msgs: list[Writable], plain: list[bool]) -> Batch:
+def batch(items: list[Any], msgs: list[Writable], plain: list[bool]) -> Batch:
     return Batch(msgs, [PLAIN if _says_all(msg) else _item_doc(item) if kept else None
                         for item, msg, kept in zip(items, msgs, plain)])
 

@@ -23,13 +23,13 @@ OpenAI items so (:func:`convertible`). Tests hold the output and its losses to t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeAlias
 
 import orjson
 
 from .exactjson import long_digits
-from .limits import MAX_DEPTH
+from .limits import MAX_DEPTH, Limits
 from .model import MESSAGES, Message
 from .schema import needs_escape
 
@@ -66,6 +66,11 @@ class Plain:
     content: tuple[Result, ...] | tuple[Call, ...] = ()
     name: str | None = None
     extras: Mapping[str, Any] | None = None
+    checked: Limits | None = field(default=None, compare=False)
+    """The limits its values were sized and checked against as it was read (``store.onepass``):
+    its rows are then built with no budget, by a write under the very same limits."""
+    row: tuple[str | None, str] | None = field(default=None, compare=False)
+    """Of a checked message whose row keeps notes: its ``extras`` and its document, as its message row keeps them."""
 
     def fields(self) -> dict[str, Any]:
         """The canonical message's fields."""

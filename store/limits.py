@@ -43,7 +43,7 @@ class Limits:
 _ESCAPED = ("\\", "'", '"', "\x00", "\n", "\r", "\x1a")  # what the MySQL drivers escape
 
 
-def _escapes(text: str) -> int:
+def escapes(text: str) -> int:
     return sum(text.count(c) for c in _ESCAPED)
 
 
@@ -79,7 +79,7 @@ class Budget:
                 raise self.fail(where, f"not valid Unicode (a lone surrogate at character {exc.start})") \
                     from None
         if self.escaped:
-            self.used += _escapes(value)
+            self.used += escapes(value)
         return value
 
     def json(self, where: str, value: Any) -> JSONText | None:
@@ -89,7 +89,7 @@ class Budget:
             text = JSONText(dumps(value))
         except (ValueError, TypeError) as exc:
             raise self.fail(where, str(exc)) from None
-        self.used += len(text) + (_escapes(text) if self.escaped else 0)
+        self.used += len(text) + (escapes(text) if self.escaped else 0)
         return text
 
     def blob(self, where: str, size: int) -> None:

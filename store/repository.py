@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
-from . import creation, db, docs, forks, listing, operations as ops, retention, search as search_, streaming, toolcalls, usage
+from . import creation, db, docs, forks, listing, onepass, operations as ops, retention, search as search_, streaming, toolcalls, usage
 from .codec import new_id
 from .errors import DatabaseError, InputError
 from .formats import Loss, get_format, read, write
@@ -78,6 +78,8 @@ class StoreBase:
         if format == "canonical":  # Message objects pass as they are; dicts are validated, errors located
             return validate(MESSAGES, messages, "canonical")
         with paused_gc():
+            if format == "openai" and messages.__class__ is list:  # its plain items checked as they are read
+                return onepass.read(messages, self.limits)
             return docs.read(messages, format)
 
     def _chunks(self, messages: Iterator[Any], format: str | None) -> Iterator[list[Message]]:

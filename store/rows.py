@@ -13,15 +13,16 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
-from . import bulk, links
+from . import bulk, links, onepass
 from .chains import END, chain_of, within
 from .codec import BlobSink, block_rows, message_rows
-from .docs import documents
+from .docs import documents, picked
 from .gcpause import paused_gc
 from .kept_once import keep_once
 from .lean import Plain, Writable
@@ -113,19 +114,50 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Writable], *
     window starts of stored messages from the earliest open call on."""
     blobs = BlobSink(conversation_id)
     with paused_gc():  # pure CPU, no I/O inside: the collector is back on before anything else runs
-        budgets = [Budget(index_base + i, limits) for i in range(len(msgs))]
-        dumped = _dumped(msgs)
-        blocks, texts = block_rows(msgs, dumped, conversation_id=conversation_id, first_seq=first_seq, blobs=blobs,
-                            budgets=budgets)
+        ready = onepass.checked(msgs, limits)  # read and checked under these limits: their rows at once
+        offsets = _others(len(msgs), ready) if ready else range(len(msgs))
+        general = picked(msgs, offsets) if ready else msgs
+        budgets = [Budget(index_base + i, limits) for i in offsets]
+        seqs = [first_seq + i for i in offsets]
+        dumped = _dumped(general)
+        blocks, texts = block_rows(general, dumped, conversation_id=conversation_id, seqs=seqs, blobs=blobs,
+                                   budgets=budgets)  # values checked before the links: an error names the first
         plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
                           known=known or {}, prior_starts=prior_starts or {})
-        docs = documents(msgs, skip=plan.unanswered)
+        at = {offset: i for i, offset in enumerate(offsets)} if ready else None
+        docs = documents(general, skip=plan.unanswered if at is None else
+                         {at[offset] for offset in plan.unanswered if offset in at})
         keep_once(dumped, docs)
-        rows = message_rows(msgs, dumped, conversation_id=conversation_id, first_seq=first_seq,
-                            window_starts=plan.window_starts, budgets=budgets, docs=docs, texts=texts)
+        starts = plan.window_starts if at is None else [plan.window_starts[i] for i in offsets]
+        rows = message_rows(general, dumped, conversation_id=conversation_id, seqs=seqs, window_starts=starts,
+                            budgets=budgets, docs=docs, texts=texts)
         for budget in budgets:
             budget.check()
+        if ready:
+            rows, blocks = _with_ready(msgs, ready, offsets, rows, blocks, conversation_id, first_seq, plan)
     return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates)
+
+
+def _others(n: int, ready: list[int]) -> list[int]:
+    taken = set(ready)
+    return [i for i in range(n) if i not in taken]
+
+
+def _with_ready(msgs: Sequence[Writable], ready: list[int], others: Sequence[int], rows: list[dict[str, Any]],
+                blocks: list[dict[str, Any]], conversation_id: str, first_seq: int,
+                plan: links.LinkPlan) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The chunk's message and block rows in seq order: those of the other messages (at offsets
+    ``others``) and those of the messages ``store.onepass`` checked (at offsets ``ready``)."""
+    ready_rows, ready_blocks = onepass.rows(msgs, ready, conversation_id, first_seq, plan)
+    merged, taken, at = [], iter(ready_rows), 0
+    for offset, row in zip(others, rows):
+        while at < offset:
+            merged.append(next(taken))
+            at += 1
+        merged.append(row)
+        at += 1
+    merged += taken
+    return merged, list(heapq.merge(blocks, ready_blocks, key=itemgetter("seq"))) if ready_blocks else blocks
 
 
 def _dumped(msgs: Sequence[Writable]) -> list[dict[str, Any] | None]:

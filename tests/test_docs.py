@@ -314,7 +314,7 @@ def test_a_plain_item_is_read_as_the_source_models_read_it(data):
     """The OpenAI reader takes an item ``Format.verbatim`` accepts as it is, without its source
     model: it must give the very fields (in the same order) the model's path gives, and an
     input with an invalid item the same errors."""
-    reader = openai_format._Reader()
+    reader = openai_format.Reader()
     try:
         parsed = openai_format.MESSAGES.validate_python(copy.deepcopy(data))
     except pydantic.ValidationError:
@@ -324,7 +324,7 @@ def test_a_plain_item_is_read_as_the_source_models_read_it(data):
             validate(openai_format.MESSAGES, copy.deepcopy(data), "openai")
         assert str(fast.value) == str(slow.value)
         return
-    models = openai_format._Reader()
+    models = openai_format.Reader()
     assert repr(reader.read(copy.deepcopy(data))[0]) == repr([models.message(m, i) for i, m in enumerate(parsed)])
 
 

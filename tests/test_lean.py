@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from store import docs, links, rows, streaming
+from store import docs, links, onepass, rows, streaming
 from store.errors import ConvstoreError
 from store.formats import read, read_marked
 from store.holes import HOLE
@@ -158,6 +158,7 @@ def test_a_save_and_appends_store_the_rows_of_the_canonical_path(store, monkeypa
     for item in items[20:]:
         store.append(lean, [copy.deepcopy(item)])
     monkeypatch.setattr(docs, "_stand_in", lambda item, names: None)  # every item a canonical message
+    monkeypatch.setattr(onepass, "read", lambda data, limits: docs.read(data, "openai"))
     full = store.save(copy.deepcopy(items[:20]))
     for item in items[20:]:
         store.append(full, [copy.deepcopy(item)])
@@ -217,6 +218,7 @@ def test_reasoning_and_calls_store_the_rows_of_the_canonical_path(store, monkeyp
     for item in items[7:]:
         store.append(lean, [copy.deepcopy(item)])
     monkeypatch.setattr(docs, "_stand_in", lambda item, names: None)
+    monkeypatch.setattr(onepass, "read", lambda data, limits: docs.read(data, "openai"))
     full = store.save(copy.deepcopy(items[:7]))
     for item in items[7:]:
         store.append(full, [copy.deepcopy(item)])

@@ -9,7 +9,7 @@ The writer is :mod:`._openai_write`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -219,17 +219,17 @@ def _tool_call_in(call: FunctionToolCall | CustomToolCall) -> BlockDict:
             "extras": _extras(call, inner=_unknown(call.function))}
 
 
-class _Reader:
+class Reader:
     """Converts one batch; keeps the legacy function calls still waiting for a result."""
 
     def __init__(self) -> None:
         self.legacy_pending: dict[str, list[str]] = {}
         self.names: dict[str, str] = {}
 
-    def read(self, items: list[Any], base: int = 0,
-             stand_in: StandIn | None = None) -> tuple[list[Any], list[bool]]:
-        """The canonical fields of ``items`` (``base``: the first one's index in the input), and
-        which of them :func:`verbatim` accepts.
+    def read(self, items: list[Any], base: int = 0, stand_in: StandIn | None = None,
+             indexes: Sequence[int] | None = None) -> tuple[list[Any], list[bool]]:
+        """The canonical fields of ``items`` (``base``: the first one's index in the input; or
+        ``indexes``, each one's, where they are not in a row), and which of them :func:`verbatim` accepts.
 
         An item :func:`verbatim` accepts is read as it is: its plain types are its validation,
         and building and walking source models would cost more than all the rest of the read
@@ -244,10 +244,11 @@ class _Reader:
         except ValidationError:  # located in the whole input (its plain items are valid: the same errors)
             validate(MESSAGES, items, NAME, first=base)
             raise
-        return [self.message(next(parsed), base + i) if not plain
+        at = range(base, base + len(items)) if indexes is None else indexes
+        return [self.message(next(parsed), i) if not plain
                 else stood if stand_in and (stood := stand_in(item, self.names)) is not None
-                else self.plain(item, base + i)
-                for i, (item, plain) in enumerate(zip(items, simple))], simple
+                else self.plain(item, i)
+                for i, item, plain in zip(at, items, simple)], simple
 
     def plain(self, item: dict[str, Any], index: int) -> dict[str, Any]:
         """:meth:`message` of an item :func:`verbatim` accepts, read from the item itself."""
@@ -341,8 +342,8 @@ def read_marked(data: Any) -> tuple[list[Message], list[bool]]:
 
 def read_fields(data: Any, stand_in: StandIn | None = None) -> tuple[list[Any], list[bool]]:
     """:func:`read_marked` before the canonical validation: each message's fields as a dict
-    (or what ``stand_in`` gives for it, see ``_Reader.read``)."""
-    return _Reader().read(message_list(data, NAME), stand_in=stand_in)
+    (or what ``stand_in`` gives for it, see ``Reader.read``)."""
+    return Reader().read(message_list(data, NAME), stand_in=stand_in)
 
 
 def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
@@ -357,7 +358,7 @@ def read_fields_stream(chunks: Iterable[list[Any]], stand_in: StandIn | None = N
                        ) -> Iterator[tuple[list[Any], list[Any], list[bool]]]:
     """:func:`read_fields` chunk by chunk, with each chunk: one reader spans the chunks (see
     :func:`to_canonical_stream`)."""
-    reader = _Reader()
+    reader = Reader()
     base = 0
     for chunk in chunks:
         yield chunk, *reader.read(chunk, base, stand_in)
@@ -367,12 +368,13 @@ def read_fields_stream(chunks: Iterable[list[Any]], stand_in: StandIn | None = N
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 
 
-_OPENAI_KEYS = {"role", "content", "name", "tool_calls", "tool_call_id", "refusal", "audio", "function_call"}
+FIELDS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id", "refusal", "audio", "function_call"})
+"""The keys OpenAI has a field for: any other an item holds is its own (kept in extras)."""
 _PART_TYPES = {"text", "refusal", "image_url", "input_audio", "file"}
 
 
 def _looks_like_message(m: Any) -> bool:
-    if not (isinstance(m, dict) and m.get("role") in _ROLES and m.keys() <= _OPENAI_KEYS):
+    if not (isinstance(m, dict) and m.get("role") in _ROLES and m.keys() <= FIELDS):
         return False
     content = m.get("content")
     return not isinstance(content, list) or all(isinstance(p, dict) and p.get("type") in _PART_TYPES for p in content)
@@ -414,7 +416,7 @@ def verbatim(item: Any) -> bool:
     if (allowed := _VERBATIM_KEYS.get(role)) is None:
         return False
     for key, value in item.items():
-        if key not in allowed and (type(key) is not str or key in _OPENAI_KEYS or type(value) is not str):
+        if key not in allowed and (type(key) is not str or key in FIELDS or type(value) is not str):
             return False
     content = item.get("content")
     if type(content) is not str and not (role == "assistant" and content is None):

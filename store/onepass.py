@@ -1,0 +1,267 @@
+"""An OpenAI list read for a write in one pass: nearly every item checked as it is read.
+
+An agent's OpenAI items are, nearly all, its role and its text alone, a tool result of its call id and
+its text, or an assistant's text and calls, perhaps with its reasoning. ``docs.read`` takes a dozen
+steps over each (the reader's ``verbatim`` test, a stand-in, a :class:`~store.lean.Plain`, its
+document) and the rows as many again (a budget, each value sized, the document searched for its
+text and calls, the extras searched for what the document keeps). :func:`read` sees such an item
+once: its shape, its values' sizes against the store's limits and the columns' bounds, the tool name
+of its call, and, for an assistant's, the extras and the document its message row keeps. It makes
+it a :class:`~store.lean.Plain` marked ``checked``, whose rows :func:`rows` then builds with no
+budget and no search. Every other item goes to the OpenAI reader (one reader, in runs: a result
+finds the name of a call read before it), and so does an item that fails a check here: the
+general path says what is wrong with it and where, as before. Both give the very same messages,
+rows and errors: a property test holds them to it (tests/test_onepass.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from . import docs
+from .docs import MAX_DOC, MIN_HOLE
+from .errors import ConvstoreError
+from .formats import openai, validated
+from .holes import CONTENT, HOLE, OPEN, PLAIN
+from .lean import PLAIN_ROLES, Call, Plain, Result, Writable, bare_arguments
+from .limits import BOUNDS, Limits, check_input, escapes
+from .links import LinkPlan
+from .schema import JSONText, dumps
+
+_TEXT_KEYS = ["role", "content"]
+_RESULT_KEYS = ["role", "tool_call_id", "content"]
+_OWN = len("openai")  # each row's source format, counted in its size as a budget counts it
+_BOUND = BOUNDS["call_id"]
+assert _BOUND == BOUNDS["tool_name"]
+
+
+def read(data: Any, limits: Limits) -> list[Writable]:
+    """``docs.read(data, "openai")`` of a list, with the plain items that fit within ``limits`` read
+    here and marked ``checked``. Where the input holds an error, ``docs.read`` reads it all again:
+    its error, located, is the one raised."""
+    try:
+        return _read(data, limits)
+    except (ConvstoreError, ValueError, RecursionError, OverflowError):  # a lone surrogate too
+        return docs.read(data, openai.NAME)
+
+
+def _read(items: list[Any], limits: Limits) -> docs.Batch:
+    return _Pass(items, limits).run()
+
+
+class _Pass:
+    """One read: what it made of each item so far, and the OpenAI reader that reads the others, in
+    runs (one run before each item of calls read here, whose names the results after it take)."""
+
+    def __init__(self, items: list[Any], limits: Limits) -> None:
+        self.items, self.limits = items, limits
+        self.out: list[Any] = [None] * len(items)
+        self.given: list[str | None] = [PLAIN] * len(items)
+        self.names: dict[str, str] = {}  # the tool names of the calls read so far (the reader's, ahead)
+        self.sure = True  # False once a call's name is not known ahead (the reader reads no result after it)
+        self.pending: list[int] = []  # the items left to the reader, not read yet
+        self.reader = openai.Reader()
+
+    def run(self) -> docs.Batch:
+        for index, item in enumerate(self.items):
+            plain = self._plain(index, item) if item.__class__ is dict else None
+            if plain is None:
+                self.pending.append(index)
+            else:
+                self.out[index] = plain
+        self._flush()
+        return docs.Batch(validated(self.out, lambda: openai.read_fields(self.items)[0]), self.given)
+
+    def _plain(self, index: int, item: dict[str, Any]) -> Plain | None:
+        size = len(item)
+        if size == 2 and list(item) == _TEXT_KEYS:
+            return _text(item, self.limits)
+        if size == 3 and list(item) == _RESULT_KEYS and item["role"] == "tool":
+            return _result(item, self.names, self.limits) if self.sure else None
+        calls = item.get("tool_calls")
+        if item.get("role") != "assistant" or calls is not None and calls.__class__ is not list:
+            return None
+        plain = _assistant(item, calls, self.limits)
+        if plain is None:
+            self.sure = self.sure and (calls is None or _named(calls, self.names))
+            return None
+        self._flush()  # the reader's items before it do not see its calls
+        for call in plain.content:
+            self.names[call.call_id] = self.reader.names[call.call_id] = call.name  # type: ignore[union-attr]
+        self.given[index] = orjson.dumps(item).decode()  # the general path's document, should a write need it
+        return plain
+
+    def _flush(self) -> None:
+        if not self.pending:
+            return
+        rest = [self.items[i] for i in self.pending]
+        check_input(rest, openai.NAME)  # the items read here are sized: a lone surrogate would have raised
+        fields, verbatim = self.reader.read(rest, stand_in=docs._stand_in, indexes=self.pending)
+        for index, field, doc in zip(self.pending, fields, docs.batch(rest, fields, verbatim).given):
+            self.out[index] = field
+            self.given[index] = doc
+        self.pending = []
+
+
+def _named(calls: list[Any], names: dict[str, str]) -> bool:
+    """The names the reader keeps of an assistant's calls (an id and a function's or a custom
+    tool's name) for the results after them; False where one is of another shape."""
+    for call in calls:
+        inner = call.get(call.get("type") or "function") if call.__class__ is dict else None
+        if inner.__class__ is not dict or (call_id := call.get("id")).__class__ is not str \
+                or (name := inner.get("name")).__class__ is not str:
+            return False
+        names[call_id] = name
+    return True
+
+
+def _size(text: str, escaped: bool) -> int:
+    size = len(text) if text.isascii() else len(text.encode("utf-8"))
+    return size + escapes(text) if escaped else size
+
+
+def _text(item: dict[str, Any], limits: Limits) -> Plain | None:
+    role, text = item["role"], item["content"]
+    if role not in PLAIN_ROLES or text.__class__ is not str or text[:1] == HOLE \
+            or _size(text, limits.escaped) > limits.max_message_bytes - _OWN:
+        return None
+    return Plain(role, text, "openai", checked=limits)
+
+
+def _result(item: dict[str, Any], names: dict[str, str], limits: Limits) -> Plain | None:
+    text, call_id = item["content"], item["tool_call_id"]
+    if text.__class__ is not str or call_id.__class__ is not str or not call_id or text[:1] == HOLE \
+            or call_id[:1] == HOLE or len(call_id) > _BOUND:
+        return None
+    name, escaped = names.get(call_id), limits.escaped
+    used = _size(text, escaped) + _size(call_id, escaped)
+    if name is not None:
+        if len(name) > _BOUND:
+            return None
+        used += _size(name, escaped)
+    if used > limits.max_message_bytes - _OWN:
+        return None
+    return Plain("tool", text, "openai", (Result(call_id),), name, checked=limits)
+
+
+def _assistant(item: dict[str, Any], calls: list[Any] | None, limits: Limits) -> Plain | None:
+    """An assistant's item ``lean.other_item`` reads: its text (or null), its calls, each ``{"id", "type":
+    "function", "function": {"name", "arguments"}}`` whose arguments parse to exactly their text
+    (``lean.bare_arguments``), and keys OpenAI has no field for, holding strings (``reasoning_content``);
+    with no HOLE in any of its strings (its document is then known without a search, see :func:`rows`)
+    and no other string its text's equal, where its text is left out of the document."""
+    text, escaped = item.get("content", HOLE), limits.escaped
+    if text is not None and (text.__class__ is not str or HOLE in text) or calls is not None and not calls:
+        return None
+    long = text is not None and len(text) >= MIN_HOLE
+    used, fields = _OWN, {}
+    for key, value in item.items():
+        if key in _OWN_KEYS:
+            continue
+        if key.__class__ is not str or key in _OPENAI_KEYS or value.__class__ is not str or HOLE in key \
+                or HOLE in value or long and (value == text or key == text):
+            return None
+        fields[key] = value
+    if not (calls or fields):
+        return None
+    made = () if calls is None else _made(calls, text if long else None)
+    if made is None:
+        return None
+    extras = _extras(fields, text is None)
+    for value in (text, extras, *(part for call in made for part in call[:3])):
+        if value is not None:
+            used += _size(value, escaped)
+    if used > limits.max_message_bytes or used > MAX_DOC // 8:  # a longer item's JSON may be no document
+        return None
+    body = {**item, "content": HOLE} if long else dict(item)
+    if made:
+        body["tool_calls"] = [HOLE] * len(made)
+    leads = (CONTENT if long else "") + "".join(f'{OPEN}#{k}",' for k in range(len(made)))
+    return Plain("assistant", text, "openai", made, extras=_notes(fields, text is None), checked=limits,
+                 row=(extras, leads + orjson.dumps(body).decode()))
+
+
+def _made(calls: list[Any], text: str | None) -> tuple[Call, ...] | None:
+    made = []
+    for call in calls:
+        if call.__class__ is not dict or list(call) != _CALL_KEYS or call["type"] != "function" \
+                or (function := call["function"]).__class__ is not dict or list(function) != _FUNCTION_KEYS:
+            return None
+        call_id, name, raw = call["id"], function["name"], function["arguments"]
+        if call_id.__class__ is not str or name.__class__ is not str or raw.__class__ is not str or not call_id \
+                or len(call_id) > _BOUND or len(name) > _BOUND or HOLE in call_id or HOLE in name or HOLE in raw \
+                or text in (call_id, name, raw) or not bare_arguments(raw):
+            return None
+        made.append(Call(call_id, name, raw))
+    return tuple(made)
+
+
+def _notes(fields: dict[str, str], null: bool) -> dict[str, Any] | None:
+    """The item's notes, as the reader keeps them in a message's extras."""
+    shape: dict[str, Any] = {"fields": fields} if fields else {}
+    if null:
+        shape["content"] = "null"
+    return {"openai": shape} if shape else None
+
+
+def _extras(fields: dict[str, str], null: bool) -> JSONText | None:
+    """The notes as a message row keeps them: a long value left to the document (``kept_once``)."""
+    kept = {key: HOLE if len(value) >= MIN_HOLE else value for key, value in fields.items()}
+    notes = _notes(kept, null)
+    return None if notes is None else JSONText(dumps(notes))
+
+
+_OWN_KEYS = frozenset({"role", "content", "tool_calls"})
+_OPENAI_KEYS = openai.FIELDS - _OWN_KEYS  # an item holding one of these is read the general way
+_CALL_KEYS = ["id", "type", "function"]
+_FUNCTION_KEYS = ["name", "arguments"]
+
+
+def checked(msgs: Sequence[Writable], limits: Limits) -> list[int]:
+    """The offsets of the messages :func:`read` checked under ``limits``: their rows come from
+    :func:`rows`, with no budget."""
+    return [i for i, msg in enumerate(msgs) if msg.__class__ is Plain and msg.checked is limits]  # type: ignore
+
+
+def rows(msgs: Sequence[Writable], ready: list[int], conversation_id: str, first_seq: int,
+         plan: LinkPlan) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The message and block rows of the checked messages at offsets ``ready``, as ``store.codec``
+    makes them: a text or a tool result in its message row, and an empty document (``PLAIN``; none
+    for a result that answers no call, which only a list reports); an assistant's calls in block
+    rows, their text before them, and the item as its document, without them (``#k``) or its text
+    where it is long enough (``docs.hollow``)."""
+    messages, blocks, starts, unanswered = [], [], plan.window_starts, plan.unanswered
+    take = list.__getitem__  # a Batch's own is Python code
+    for i in ready:
+        msg: Plain = take(msgs, i)  # type: ignore[arg-type]
+        seq = first_seq + i
+        row = {"conversation_id": conversation_id, "seq": seq, "window_start": starts[i], "role": msg.role,
+               "created_at": None, "utc_offset": None, "usage": None, "metadata": None, "extras": None,
+               "doc": PLAIN, "text": msg.text, "call_id": None, "tool_name": None, "source_role": None, "name": None,
+               "source_type": None, "external_id": None, "model": None, "source_format": msg.source_format}
+        if not msg.content:
+            pass
+        elif msg.content[0].__class__ is Result:
+            row["call_id"], row["tool_name"] = msg.content[0].call_id, msg.name
+            if unanswered and i in unanswered:
+                row["doc"] = None
+        else:
+            row["text"] = None
+            if msg.text is not None:
+                blocks.append(_block(conversation_id, seq, 0, "text", msg.text, None, None))
+            first = 0 if msg.text is None else 1
+            blocks += [_block(conversation_id, seq, position, "tool_call", call.arguments_raw, call.name, call.call_id)
+                       for position, call in enumerate(msg.content, first)]  # type: ignore[union-attr]
+        if msg.row is not None:
+            row["extras"], row["doc"] = msg.row
+        messages.append(row)
+    return messages, blocks
+
+
+def _block(conversation_id: str, seq: int, position: int, kind: str, text: str, tool_name: str | None,
+           call_id: str | None) -> dict[str, Any]:
+    return {"conversation_id": conversation_id, "seq": seq, "position": position, "kind": kind, "blob_sha256": None,
+            "text": text, "tool_name": tool_name, "call_id": call_id, "media_type": None, "payload": None}

@@ -1,0 +1,151 @@
+"""An OpenAI list read for a write in one pass (store.onepass): its plain texts and tool results
+checked as they are read, and their rows built with no budget. The very same messages, rows and
+errors as ``docs.read`` and the general rows give, under every limit."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from store import docs, links, onepass, rows
+from store.errors import ConvstoreError
+from store.holes import HOLE
+from store.lean import Plain
+from store.limits import Limits
+from tests.samples import OPENAI_CHAT, chat
+from tests.test_lean import _conversation, _id, _rows, _text
+
+_inner = st.sampled_from(["", "x", "a" + HOLE, "a\"" + HOLE, "y" * 70, "é" * 40])  # HOLE inside a string
+_odd = st.one_of(
+    st.builds(lambda i, n: {"role": "assistant", "content": None, "tool_calls": [  # a custom tool's call
+        {"id": i, "type": "custom", "custom": {"name": n, "input": "x"}}]}, _id, st.sampled_from(["f", "g"])),
+    st.builds(lambda c, i, n, a: {"role": "assistant", "content": c, "tool_calls": [
+        {"id": i, "type": "function", "function": {"name": n, "arguments": a}}]},
+        st.one_of(st.none(), _inner), _id, _inner, st.sampled_from(["{}", '{"a": "x' + HOLE + '"}', '{"b": "' + "z" * 80 + '"}'])),
+    st.builds(lambda r, c: {"role": r, "content": c}, st.sampled_from(["user", "assistant"]), _inner),
+    st.builds(lambda c, r, first: {"role": "assistant", **({"reasoning_content": r, "content": c} if first else
+                                                           {"content": c, "reasoning_content": r})},
+              st.one_of(st.none(), _inner), _inner, st.booleans()),  # its reasoning the same as its text, or before it
+    st.builds(lambda i, c: {"role": "tool", "tool_call_id": i, "content": c}, _id, st.one_of(_inner, _text)),
+)
+_items = st.lists(st.one_of(_conversation, _odd.map(lambda item: [item])), max_size=4).map(
+    lambda parts: [item for part in parts for item in part])
+
+_LIMITS = [Limits(), Limits(max_message_bytes=150), Limits(max_message_bytes=150, escaped=True),
+           Limits(max_message_bytes=40)]
+
+
+def _read(read: Any, items: list[Any]) -> Any:
+    try:
+        batch = read(copy.deepcopy(items))
+    except ConvstoreError as exc:
+        return type(exc), str(exc)
+    return list(batch), batch.given if isinstance(batch, docs.Batch) else None
+
+
+def _chunked(batch: list[Any], limits: Limits, known: dict[str, bool], size: int) -> Any:
+    """The rows of ``batch`` stored at seq 5 after the stored calls ``known``, ``size`` messages a
+    chunk (results in a later chunk than their calls), or the error on the way."""
+    stored = {call_id: links.KnownCall(i, answered) for i, (call_id, answered) in enumerate(known.items())}
+    waiting = sorted((call.call_seq, call_id) for call_id, call in stored.items() if not call.answered)
+    linked = rows.Linked(stored, {i: i for i in range(5)}, waiting, 0)  # as Linked.look_up gives it
+    out = []
+    try:
+        for at in range(0, len(batch), size):
+            chunk = rows.chunk_rows(limits, "c", batch[at:at + size], first_seq=5 + at, index_base=at,
+                                    known=linked.known, prior_starts=linked.starts)
+            linked.add(chunk)
+            out.append((chunk.messages, chunk.blocks, chunk.tool_calls, chunk.link_updates, chunk.blobs.rows))
+    except ConvstoreError as exc:
+        return type(exc), str(exc)
+    return out
+
+
+def _outcome(read: Any, items: list[Any], limits: Limits, known: dict[str, bool], size: int) -> Any:
+    try:
+        batch = read(copy.deepcopy(items))
+    except ConvstoreError as exc:
+        return type(exc), str(exc)
+    return _chunked(batch, limits, known, size)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_items, st.sampled_from(_LIMITS),
+       st.dictionaries(st.sampled_from(["stored_1", "stored_2", "call_1"]), st.booleans(), max_size=2),
+       st.sampled_from([1, 3, 100]))
+def test_one_pass_gives_the_messages_rows_and_errors_of_the_general_path(items, limits, known, size):
+    assert _read(lambda i: onepass.read(i, limits), items) == _read(lambda i: docs.read(i, "openai"), items)
+    assert _outcome(lambda i: onepass.read(i, limits), items, limits, known, size) == \
+        _outcome(lambda i: docs.read(i, "openai"), items, limits, known, size)
+
+
+@pytest.mark.parametrize("items", [OPENAI_CHAT, chat(40)], ids=["sample", "chat"])
+def test_the_samples_give_the_rows_of_the_general_path(items):
+    limits = Limits()
+    assert sum(m.__class__ is Plain and m.checked is limits for m in onepass.read(copy.deepcopy(items), limits)) >= 2
+    assert _outcome(lambda i: onepass.read(i, limits), items, limits, {}, 7) == \
+        _outcome(lambda i: docs.read(i, "openai"), items, limits, {}, 7)
+
+
+def test_only_plain_texts_results_and_calls_within_the_limits_are_checked():
+    limits = Limits(max_message_bytes=100)
+    items = [
+        {"role": "user", "content": "hi"},
+        {"role": "user", "content": "x" * 95},  # over the limit with its source format: the rows say so
+        {"role": "user", "content": HOLE + "hi"},
+        {"content": "hi", "role": "user"},
+        {"role": "developer", "content": "hi"},
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "done"},
+        {"role": "tool", "tool_call_id": "i" * 256, "content": "done"},  # over the column's bound
+        {"role": "tool", "tool_call_id": "", "content": "done"},
+        {"role": "function", "name": "f", "content": "done"},
+        {"role": "assistant", "content": "so",
+         "tool_calls": [{"id": "call_2", "type": "function", "function": {"name": "g", "arguments": "{bad"}}]},
+        {"role": "tool", "tool_call_id": "call_2", "content": "done"},
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "call_3", "type": "custom", "custom": {"name": "h", "input": "x"}}]},
+        {"role": "tool", "tool_call_id": "call_3", "content": "done"},
+    ]
+    batch = onepass.read(copy.deepcopy(items), limits)
+    assert [m.__class__ is Plain and m.checked is limits for m in batch] == [
+        True, False, False, False, False, True, True, False, False, False, False, True, False, True]
+    assert [batch[i].name for i in (6, 11, 13)] == ["f", "g", "h"]  # the name of its call, as the reader gives it
+
+
+def test_a_check_under_other_limits_is_not_trusted():
+    """A message read under one store's limits and written under another's (an async store capped on
+    first use) is checked again, as the general path checks it."""
+    items = [{"role": "user", "content": "x" * 200}]
+    batch = onepass.read(copy.deepcopy(items), Limits())
+    assert batch[0].checked is not None
+    small = Limits(max_message_bytes=150)
+    assert _chunked(batch, small, {}, 10) == _chunked(docs.read(copy.deepcopy(items), "openai"), small, {}, 10)
+    assert "over this store's limit" in _chunked(batch, small, {}, 10)[1]
+
+
+def test_a_read_error_is_the_general_paths():
+    items = [{"role": "user", "content": "hi"}] * 3 + [{"role": "user", "content": 7}]
+    with pytest.raises(ConvstoreError) as fast:
+        onepass.read(copy.deepcopy(items), Limits())
+    with pytest.raises(ConvstoreError) as general:
+        docs.read(copy.deepcopy(items), "openai")
+    assert str(fast.value) == str(general.value) and "message 3" in str(fast.value)
+
+
+def test_a_save_and_appends_store_the_rows_of_the_general_path(store, monkeypatch):
+    items = [*OPENAI_CHAT, *chat(12), {"role": "tool", "tool_call_id": "nobody", "content": "stray"}]
+    fast = store.save(copy.deepcopy(items[:20]))
+    for at in range(20, len(items), 3):
+        store.append(fast, copy.deepcopy(items[at:at + 3]))
+    monkeypatch.setattr(onepass, "read", lambda data, limits: docs.read(data, "openai"))
+    general = store.save(copy.deepcopy(items[:20]))
+    for at in range(20, len(items), 3):
+        store.append(general, copy.deepcopy(items[at:at + 3]))
+    assert _rows(store, fast) == _rows(store, general)
+    assert store.load(fast) == store.load(general) == items
