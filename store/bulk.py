@@ -88,8 +88,14 @@ def _set_keys(table: sa.Table, rows: Sequence[dict[str, Any]]) -> tuple[str, ...
     """The columns some row sets (not None), in table order: the first row's, then the column's values
     counted at C speed (most columns a batch leaves NULL it leaves NULL in every row)."""
     first, n = rows[0], len(rows)
-    return tuple(c.key for c in table.columns if not c.nullable or first[c.key] is not None
-                 or list(map(itemgetter(c.key), rows)).count(None) != n)
+    return tuple(key for key, nullable in _columns(table) if not nullable or first[key] is not None
+                 or n > 1 and list(map(itemgetter(key), rows)).count(None) != n)
+
+
+@lru_cache(maxsize=16)
+def _columns(table: sa.Table) -> tuple[tuple[str, bool], ...]:
+    """Each column's key, and whether it takes NULL (a table's columns are slow to walk: an append walks three)."""
+    return tuple((c.key, bool(c.nullable)) for c in table.columns)
 
 
 def insert(conn: sa.Connection, table: sa.Table, rows: Sequence[dict[str, Any]]) -> None:

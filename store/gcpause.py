@@ -18,8 +18,6 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 _lock = threading.Lock()
 _local = threading.local()
@@ -29,27 +27,36 @@ _since = 0.0
 OVERLAP_COLLECT_S = 1.0
 
 
-@contextmanager
-def paused_gc() -> Iterator[None]:
+class paused_gc:  # noqa: N801  (used as a function: ``with paused_gc():``)
     """Disable the cyclic collector for the block (nested and thread-safe: it comes
-    back on when the outermost pause ends, unless it was off before)."""
-    global _depth, _was_enabled, _since
-    with _lock:
-        if _depth == 0:
-            _was_enabled, _since = gc.isenabled(), time.monotonic()
-            gc.disable()
-        _depth += 1
-    mine = getattr(_local, "depth", 0)
-    _local.depth = mine + 1
-    try:
-        yield
-    finally:
-        _local.depth = mine
+    back on when the outermost pause ends, unless it was off before). A class, not a
+    generator: an append passes through eight pauses, a pause nested in one of the same
+    thread costs a check."""
+
+    __slots__ = ("mine",)
+
+    def __enter__(self) -> None:
+        global _depth, _was_enabled, _since
+        self.mine = mine = getattr(_local, "depth", 0)
+        _local.depth = mine + 1
+        if mine:  # nested: the thread's outer pause has it off, and ends it
+            return
+        with _lock:
+            if _depth == 0:
+                _was_enabled, _since = gc.isenabled(), time.monotonic()
+                gc.disable()
+            _depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        global _depth, _since
+        _local.depth = mine = self.mine
+        if mine:
+            return
         with _lock:
             _depth -= 1
             if _depth == 0:
                 if _was_enabled:
                     gc.enable()
-            elif mine == 0 and _was_enabled and time.monotonic() - _since > OVERLAP_COLLECT_S:
+            elif _was_enabled and time.monotonic() - _since > OVERLAP_COLLECT_S:
                 gc.collect(0)
                 _since = time.monotonic()
