@@ -70,7 +70,8 @@ class Plain:
     """The limits its values were sized and checked against as it was read (``store.onepass``):
     its rows are then built with no budget, by a write under the very same limits."""
     row: tuple[str | None, str] | None = field(default=None, compare=False)
-    """Of a checked message whose row keeps notes: its ``extras`` and its document, as its message row keeps them."""
+    """Of an assistant's item ``store.onepass`` read: its message row's ``extras`` and its document, as the
+    general path makes them (which takes the document from here, ``docs.documents``)."""
 
     def fields(self) -> dict[str, Any]:
         """The canonical message's fields."""

@@ -91,7 +91,7 @@ class _Pass:
         self._flush()  # the reader's items before it do not see its calls
         for call in plain.content:
             self.names[call.call_id] = self.reader.names[call.call_id] = call.name  # type: ignore[union-attr]
-        self.given[index] = orjson.dumps(item).decode()  # the general path's document, should a write need it
+        self.given[index] = None  # its document is its own (``row``), for the general path too (``docs.documents``)
         return plain
 
     def _flush(self) -> None:
