@@ -229,7 +229,8 @@ class Reader:
     def read(self, items: list[Any], base: int = 0, stand_in: StandIn | None = None,
              indexes: Sequence[int] | None = None) -> tuple[list[Any], list[bool]]:
         """The canonical fields of ``items`` (``base``: the first one's index in the input; or
-        ``indexes``, each one's, where they are not in a row), and which of them :func:`verbatim` accepts.
+        ``indexes``, each one's, where they are not in a row: an error is then located by ``base``,
+        and the caller reads the whole input again for it), and which of them :func:`verbatim` accepts.
 
         An item :func:`verbatim` accepts is read as it is: its plain types are its validation,
         and building and walking source models would cost more than all the rest of the read
