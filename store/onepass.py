@@ -17,6 +17,7 @@ rows and errors: a property test holds them to it (tests/test_onepass.py).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -24,7 +25,7 @@ import orjson
 from . import docs
 from .docs import MAX_DOC, MIN_HOLE
 from .errors import ConvstoreError
-from .formats import openai, validated
+from .formats import CANONICAL, openai
 from .holes import CONTENT, HOLE, OPEN, PLAIN
 from .lean import PLAIN_ROLES, Call, Plain, Result, Writable, bare_arguments
 from .limits import BOUNDS, Limits, check_input, escapes
@@ -63,23 +64,31 @@ class _Pass:
         self.names: dict[str, str] = {}  # the tool names of the calls read so far (the reader's, ahead)
         self.sure = True  # False once a call's name is not known ahead (the reader reads no result after it)
         self.pending: list[int] = []  # the items left to the reader, not read yet
+        self.fields: list[tuple[int, dict[str, Any]]] = []  # what the reader read as fields, to validate
         self.reader = openai.Reader()
 
     def run(self) -> docs.Batch:
+        out, pending, limits = self.out, self.pending, self.limits
         for index, item in enumerate(self.items):
-            plain = self._plain(index, item) if item.__class__ is dict else None
+            plain = None
+            if item.__class__ is dict:
+                if len(item) == 2 and list(item) == _TEXT_KEYS:  # half of an agent's items
+                    plain = _text(item, limits)
+                else:
+                    plain = self._other(index, item)
             if plain is None:
-                self.pending.append(index)
+                pending.append(index)
             else:
-                self.out[index] = plain
+                out[index] = plain
         self._flush()
-        return docs.Batch(validated(self.out, lambda: openai.read_fields(self.items)[0]), self.given)
+        if self.fields:  # the reader's fields, validated in one call
+            made = CANONICAL.validate_python([field for _, field in self.fields])
+            for (index, _), msg in zip(self.fields, made):
+                out[index] = msg
+        return docs.Batch(out, self.given)
 
-    def _plain(self, index: int, item: dict[str, Any]) -> Plain | None:
-        size = len(item)
-        if size == 2 and list(item) == _TEXT_KEYS:
-            return _text(item, self.limits)
-        if size == 3 and list(item) == _RESULT_KEYS and item["role"] == "tool":
+    def _other(self, index: int, item: dict[str, Any]) -> Plain | None:
+        if len(item) == 3 and list(item) == _RESULT_KEYS and item["role"] == "tool":
             return _result(item, self.names, self.limits) if self.sure else None
         calls = item.get("tool_calls")
         if item.get("role") != "assistant" or calls is not None and calls.__class__ is not list:
@@ -101,9 +110,12 @@ class _Pass:
         check_input(rest, openai.NAME)  # the items read here are sized: a lone surrogate would have raised
         fields, verbatim = self.reader.read(rest, stand_in=docs._stand_in, indexes=self.pending)
         for index, field, doc in zip(self.pending, fields, docs.batch(rest, fields, verbatim).given):
-            self.out[index] = field
+            if field.__class__ is dict:
+                self.fields.append((index, field))
+            else:
+                self.out[index] = field
             self.given[index] = doc
-        self.pending = []
+        self.pending.clear()
 
 
 def _named(calls: list[Any], names: dict[str, str]) -> bool:
@@ -128,7 +140,7 @@ def _text(item: dict[str, Any], limits: Limits) -> Plain | None:
     if role not in PLAIN_ROLES or text.__class__ is not str or text[:1] == HOLE \
             or _size(text, limits.escaped) > limits.max_message_bytes - _OWN:
         return None
-    return Plain(role, text, "openai", checked=limits)
+    return Plain(role, text, "openai", (), None, None, limits)
 
 
 def _result(item: dict[str, Any], names: dict[str, str], limits: Limits) -> Plain | None:
@@ -144,7 +156,7 @@ def _result(item: dict[str, Any], names: dict[str, str], limits: Limits) -> Plai
         used += _size(name, escaped)
     if used > limits.max_message_bytes - _OWN:
         return None
-    return Plain("tool", text, "openai", (Result(call_id),), name, checked=limits)
+    return Plain("tool", text, "openai", (Result(call_id),), name, None, limits)
 
 
 def _assistant(item: dict[str, Any], calls: list[Any] | None, limits: Limits) -> Plain | None:
@@ -179,9 +191,15 @@ def _assistant(item: dict[str, Any], calls: list[Any] | None, limits: Limits) ->
     body = {**item, "content": HOLE} if long else dict(item)
     if made:
         body["tool_calls"] = [HOLE] * len(made)
-    leads = (CONTENT if long else "") + "".join(f'{OPEN}#{k}",' for k in range(len(made)))
-    return Plain("assistant", text, "openai", made, extras=_notes(fields, text is None), checked=limits,
-                 row=(extras, leads + orjson.dumps(body).decode()))
+    leads = (CONTENT if long else "") + _call_leads(len(made))
+    return Plain("assistant", text, "openai", made, None, _notes(fields, text is None), limits,
+                 (extras, leads + orjson.dumps(body).decode()))
+
+
+@lru_cache(maxsize=64)
+def _call_leads(n: int) -> str:
+    """The leads of an item's ``n`` calls, each whole in its block row (``#k``)."""
+    return "".join(f'{OPEN}#{k}",' for k in range(n))
 
 
 def _made(calls: list[Any], text: str | None) -> tuple[Call, ...] | None:
@@ -209,8 +227,15 @@ def _notes(fields: dict[str, str], null: bool) -> dict[str, Any] | None:
 
 def _extras(fields: dict[str, str], null: bool) -> JSONText | None:
     """The notes as a message row keeps them: a long value left to the document (``kept_once``)."""
-    kept = {key: HOLE if len(value) >= MIN_HOLE else value for key, value in fields.items()}
-    notes = _notes(kept, null)
+    if all(len(value) >= MIN_HOLE for value in fields.values()):  # the same for most items: made once
+        return _hollow_extras(tuple(fields), null)
+    notes = _notes({key: HOLE if len(value) >= MIN_HOLE else value for key, value in fields.items()}, null)
+    return None if notes is None else JSONText(dumps(notes))
+
+
+@lru_cache(maxsize=256)
+def _hollow_extras(keys: tuple[str, ...], null: bool) -> JSONText | None:
+    notes = _notes(dict.fromkeys(keys, HOLE), null)
     return None if notes is None else JSONText(dumps(notes))
 
 
