@@ -94,7 +94,8 @@ def _set_keys(table: sa.Table, rows: Sequence[dict[str, Any]]) -> tuple[str, ...
 
 @lru_cache(maxsize=16)
 def _columns(table: sa.Table) -> tuple[tuple[str, bool], ...]:
-    """Each column's key, and whether it takes NULL (a table's columns are slow to walk: an append walks three)."""
+    """Each column's key, and whether it takes NULL (a table's columns are slow to walk: an append
+    walks three)."""
     return tuple((c.key, bool(c.nullable)) for c in table.columns)
 
 

@@ -100,7 +100,7 @@ class _Pass:
         self._flush()  # the reader's items before it do not see its calls
         for call in plain.content:
             self.names[call.call_id] = self.reader.names[call.call_id] = call.name  # type: ignore[union-attr]
-        self.given[index] = None  # its document is its own (``row``), for the general path too (``docs.documents``)
+        self.given[index] = None  # its document is its own (``row``), the general path's too (docs.documents)
         return plain
 
     def _flush(self) -> None:
@@ -209,8 +209,9 @@ def _made(calls: list[Any], text: str | None) -> tuple[Call, ...] | None:
                 or (function := call["function"]).__class__ is not dict or list(function) != _FUNCTION_KEYS:
             return None
         call_id, name, raw = call["id"], function["name"], function["arguments"]
-        if call_id.__class__ is not str or name.__class__ is not str or raw.__class__ is not str or not call_id \
-                or len(call_id) > _BOUND or len(name) > _BOUND or HOLE in call_id or HOLE in name or HOLE in raw \
+        if call_id.__class__ is not str or name.__class__ is not str or raw.__class__ is not str \
+                or not call_id or len(call_id) > _BOUND or len(name) > _BOUND \
+                or HOLE in call_id or HOLE in name or HOLE in raw \
                 or text in (call_id, name, raw) or not bare_arguments(raw):
             return None
         made.append(Call(call_id, name, raw))
@@ -248,7 +249,8 @@ _FUNCTION_KEYS = ["name", "arguments"]
 def checked(msgs: Sequence[Writable], limits: Limits) -> list[int]:
     """The offsets of the messages :func:`read` checked under ``limits``: their rows come from
     :func:`rows`, with no budget."""
-    return [i for i, msg in enumerate(msgs) if msg.__class__ is Plain and msg.checked is limits]  # type: ignore
+    return [i for i, msg in enumerate(msgs)
+            if msg.__class__ is Plain and msg.checked is limits]  # type: ignore[union-attr]
 
 
 def rows(msgs: Sequence[Writable], ready: list[int], conversation_id: str, first_seq: int,
@@ -265,8 +267,9 @@ def rows(msgs: Sequence[Writable], ready: list[int], conversation_id: str, first
         seq = first_seq + i
         row = {"conversation_id": conversation_id, "seq": seq, "window_start": starts[i], "role": msg.role,
                "created_at": None, "utc_offset": None, "usage": None, "metadata": None, "extras": None,
-               "doc": PLAIN, "text": msg.text, "call_id": None, "tool_name": None, "source_role": None, "name": None,
-               "source_type": None, "external_id": None, "model": None, "source_format": msg.source_format}
+               "doc": PLAIN, "text": msg.text, "call_id": None, "tool_name": None, "source_role": None,
+               "name": None, "source_type": None, "external_id": None, "model": None,
+               "source_format": msg.source_format}
         if not msg.content:
             pass
         elif msg.content[0].__class__ is Result:
@@ -278,8 +281,9 @@ def rows(msgs: Sequence[Writable], ready: list[int], conversation_id: str, first
             if msg.text is not None:
                 blocks.append(_block(conversation_id, seq, 0, "text", msg.text, None, None))
             first = 0 if msg.text is None else 1
-            blocks += [_block(conversation_id, seq, position, "tool_call", call.arguments_raw, call.name, call.call_id)
-                       for position, call in enumerate(msg.content, first)]  # type: ignore[union-attr]
+            calls: tuple[Call, ...] = msg.content  # type: ignore[assignment]
+            blocks += [_block(conversation_id, seq, position, "tool_call", call.arguments_raw, call.name,
+                              call.call_id) for position, call in enumerate(calls, first)]
         if msg.row is not None:
             row["extras"], row["doc"] = msg.row
         messages.append(row)
@@ -288,5 +292,6 @@ def rows(msgs: Sequence[Writable], ready: list[int], conversation_id: str, first
 
 def _block(conversation_id: str, seq: int, position: int, kind: str, text: str, tool_name: str | None,
            call_id: str | None) -> dict[str, Any]:
-    return {"conversation_id": conversation_id, "seq": seq, "position": position, "kind": kind, "blob_sha256": None,
-            "text": text, "tool_name": tool_name, "call_id": call_id, "media_type": None, "payload": None}
+    return {"conversation_id": conversation_id, "seq": seq, "position": position, "kind": kind,
+            "blob_sha256": None, "text": text, "tool_name": tool_name, "call_id": call_id, "media_type": None,
+            "payload": None}

@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
-from . import creation, db, docs, forks, listing, onepass, operations as ops, retention, search as search_, streaming, toolcalls, usage
+from . import (creation, db, docs, forks, listing, onepass, operations as ops, retention, search as search_,
+               streaming, toolcalls, usage)
 from .codec import new_id
 from .errors import DatabaseError, InputError
 from .formats import Loss, get_format, read, write

@@ -120,8 +120,9 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Writable], *
         budgets = [Budget(index_base + i, limits) for i in offsets]
         seqs = [first_seq + i for i in offsets]
         dumped = _dumped(general)
+        # values checked before the links: an error names the first message that has one
         blocks, texts = block_rows(general, dumped, conversation_id=conversation_id, seqs=seqs, blobs=blobs,
-                                   budgets=budgets)  # values checked before the links: an error names the first
+                                   budgets=budgets)
         plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
                           known=known or {}, prior_starts=prior_starts or {})
         at = {offset: i for i, offset in enumerate(offsets)} if ready else None

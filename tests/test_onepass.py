@@ -25,11 +25,12 @@ _odd = st.one_of(
         {"id": i, "type": "custom", "custom": {"name": n, "input": "x"}}]}, _id, st.sampled_from(["f", "g"])),
     st.builds(lambda c, i, n, a: {"role": "assistant", "content": c, "tool_calls": [
         {"id": i, "type": "function", "function": {"name": n, "arguments": a}}]},
-        st.one_of(st.none(), _inner), _id, _inner, st.sampled_from(["{}", '{"a": "x' + HOLE + '"}', '{"b": "' + "z" * 80 + '"}'])),
+        st.one_of(st.none(), _inner), _id, _inner,
+        st.sampled_from(["{}", '{"a": "x' + HOLE + '"}', '{"b": "' + "z" * 80 + '"}'])),
     st.builds(lambda r, c: {"role": r, "content": c}, st.sampled_from(["user", "assistant"]), _inner),
-    st.builds(lambda c, r, first: {"role": "assistant", **({"reasoning_content": r, "content": c} if first else
-                                                           {"content": c, "reasoning_content": r})},
-              st.one_of(st.none(), _inner), _inner, st.booleans()),  # its reasoning the same as its text, or before it
+    st.builds(lambda c, r, first: {"role": "assistant", **({"reasoning_content": r, "content": c} if first
+                                                           else {"content": c, "reasoning_content": r})},
+              st.one_of(st.none(), _inner), _inner, st.booleans()),  # reasoning as its text, or before it
     st.builds(lambda i, c: {"role": "tool", "tool_call_id": i, "content": c}, _id, st.one_of(_inner, _text)),
 )
 _items = st.lists(st.one_of(_conversation, _odd.map(lambda item: [item])), max_size=4).map(
@@ -51,7 +52,8 @@ def _read(read: Any, items: list[Any]) -> Any:
 
 
 def _same_read(items: list[Any], limits: Limits) -> None:
-    fast, general = _read(lambda i: onepass.read(i, limits), items), _read(lambda i: docs.read(i, "openai"), items)
+    fast = _read(lambda i: onepass.read(i, limits), items)
+    general = _read(lambda i: docs.read(i, "openai"), items)
     if isinstance(fast[0], list) and len(fast[1]) < len(general[1]):  # fewer documents given: drop the same
         kept = {i for i, msg in enumerate(fast[0]) if not (msg.__class__ is Plain and msg.row)}
         general = general[0], [doc for i, doc in enumerate(general[1]) if i in kept]
@@ -97,7 +99,8 @@ def test_one_pass_gives_the_messages_rows_and_errors_of_the_general_path(items, 
 @pytest.mark.parametrize("items", [OPENAI_CHAT, chat(40)], ids=["sample", "chat"])
 def test_the_samples_give_the_rows_of_the_general_path(items):
     limits = Limits()
-    assert sum(m.__class__ is Plain and m.checked is limits for m in onepass.read(copy.deepcopy(items), limits)) >= 2
+    batch = onepass.read(copy.deepcopy(items), limits)
+    assert sum(m.__class__ is Plain and m.checked is limits for m in batch) >= 2
     assert _outcome(lambda i: onepass.read(i, limits), items, limits, {}, 7) == \
         _outcome(lambda i: docs.read(i, "openai"), items, limits, {}, 7)
 
@@ -126,20 +129,22 @@ def test_only_plain_texts_results_and_calls_within_the_limits_are_checked():
     batch = onepass.read(copy.deepcopy(items), limits)
     assert [m.__class__ is Plain and m.checked is limits for m in batch] == [
         True, False, False, False, False, True, True, False, False, False, False, True, False, True]
-    assert [batch[i].name for i in (6, 11, 13)] == ["f", "g", "h"]  # the name of its call, as the reader gives it
+    assert [batch[i].name for i in (6, 11, 13)] == ["f", "g", "h"]  # its call's name, as the reader gives it
 
 
 def test_a_check_under_other_limits_is_not_trusted():
     """A message read under one store's limits and written under another's (an async store capped on
     first use) is checked again, as the general path checks it."""
-    call = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": '{"q": "' + "w" * 70 + '"}'}}
+    arguments = '{"q": "' + "w" * 70 + '"}'
+    call = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": arguments}}
     items = [{"role": "user", "content": "x" * 200},
              {"role": "assistant", "content": "y" * 80, "tool_calls": [call], "reasoning_content": "z" * 90},
              {"role": "tool", "tool_call_id": "call_1", "content": "done"}]
     batch = onepass.read(copy.deepcopy(items), Limits())
     assert all(msg.checked is not None for msg in batch)
     for other in (Limits(max_message_bytes=10_000), Limits(max_message_bytes=150)):
-        assert _chunked(batch, other, {}, 10) == _chunked(docs.read(copy.deepcopy(items), "openai"), other, {}, 10)
+        general = docs.read(copy.deepcopy(items), "openai")
+        assert _chunked(batch, other, {}, 10) == _chunked(general, other, {}, 10)
     assert "over this store's limit" in _chunked(batch, Limits(max_message_bytes=150), {}, 10)[1]
 
 
