@@ -98,8 +98,8 @@ def first_position(msg: Writable) -> int:
 
 
 PLAIN_ROLES = frozenset({"system", "user", "assistant"})
-_ROLE_CONTENT = ["role", "content"]
-_TOOL_KEYS = ["role", "tool_call_id", "content"]
+TEXT_KEYS = ["role", "content"]
+RESULT_KEYS = ["role", "tool_call_id", "content"]
 
 
 def plain_item(item: dict[str, Any], names: Mapping[str, str]) -> Plain | None:
@@ -107,16 +107,16 @@ def plain_item(item: dict[str, Any], names: Mapping[str, str]) -> Plain | None:
     system, user or assistant message), or a tool result of its call id and its text (``{"role":
     "tool", "tool_call_id", "content"}``), each in that key order, as a :class:`Plain`; else None.
     ``names``: the tool names of the calls read before it, by call id (``read_marked``'s stand-in)."""
-    if len(item) == 2 and item.get("role") in PLAIN_ROLES and list(item) == _ROLE_CONTENT \
+    if len(item) == 2 and item.get("role") in PLAIN_ROLES and list(item) == TEXT_KEYS \
             and (text := item["content"]).__class__ is str:
         return Plain(item["role"], text, "openai")
-    if len(item) == 3 and item.get("role") == "tool" and list(item) == _TOOL_KEYS \
+    if len(item) == 3 and item.get("role") == "tool" and list(item) == RESULT_KEYS \
             and (text := item["content"]).__class__ is str and (call_id := item["tool_call_id"]).__class__ is str:
         return Plain("tool", text, "openai", (Result(call_id),), names.get(call_id))
     return None
 
 
-_OWN_KEYS = frozenset({"role", "content", "tool_calls"})
+OWN_KEYS = frozenset({"role", "content", "tool_calls"})
 
 
 def other_item(item: dict[str, Any], names: dict[str, str]) -> Plain | None:
@@ -135,7 +135,7 @@ def other_item(item: dict[str, Any], names: dict[str, str]) -> Plain | None:
         if not bare_arguments(raw := function["arguments"]):
             return None
         calls.append(Call(call["id"], function["name"], raw))
-    fields = {key: value for key, value in item.items() if key not in _OWN_KEYS}
+    fields = {key: value for key, value in item.items() if key not in OWN_KEYS}
     if not (calls or fields) or ("tool_calls" in item and not calls):  # plain_item's, or calls noted empty
         return None
     for call in calls:

@@ -27,13 +27,12 @@ from .docs import MAX_DOC, MIN_HOLE
 from .errors import ConvstoreError
 from .formats import CANONICAL, openai
 from .holes import CONTENT, HOLE, OPEN, PLAIN
-from .lean import PLAIN_ROLES, Call, Plain, Result, Writable, bare_arguments
+from .lean import (OWN_KEYS, PLAIN_ROLES, RESULT_KEYS, TEXT_KEYS, Call, Plain, Result, Writable,
+                   bare_arguments)
 from .limits import BOUNDS, Limits, check_input, escapes
 from .links import LinkPlan
 from .schema import JSONText, dumps
 
-_TEXT_KEYS = ["role", "content"]
-_RESULT_KEYS = ["role", "tool_call_id", "content"]
 _OWN = len("openai")  # each row's source format, counted in its size as a budget counts it
 _BOUND = BOUNDS["call_id"]
 assert _BOUND == BOUNDS["tool_name"]
@@ -44,13 +43,9 @@ def read(data: Any, limits: Limits) -> list[Writable]:
     here and marked ``checked``. Where the input holds an error, ``docs.read`` reads it all again:
     its error, located, is the one raised."""
     try:
-        return _read(data, limits)
+        return _Pass(data, limits).run()
     except (ConvstoreError, ValueError, RecursionError, OverflowError):  # a lone surrogate too
         return docs.read(data, openai.NAME)
-
-
-def _read(items: list[Any], limits: Limits) -> docs.Batch:
-    return _Pass(items, limits).run()
 
 
 class _Pass:
@@ -72,7 +67,7 @@ class _Pass:
         for index, item in enumerate(self.items):
             plain = None
             if item.__class__ is dict:
-                if len(item) == 2 and list(item) == _TEXT_KEYS:  # half of an agent's items
+                if len(item) == 2 and list(item) == TEXT_KEYS:  # half of an agent's items
                     plain = _text(item, limits)
                 else:
                     plain = self._other(index, item)
@@ -88,7 +83,7 @@ class _Pass:
         return docs.Batch(out, self.given)
 
     def _other(self, index: int, item: dict[str, Any]) -> Plain | None:
-        if len(item) == 3 and list(item) == _RESULT_KEYS and item["role"] == "tool":
+        if len(item) == 3 and list(item) == RESULT_KEYS and item["role"] == "tool":
             return _result(item, self.names, self.limits) if self.sure else None
         calls = item.get("tool_calls")
         if item.get("role") != "assistant" or calls is not None and calls.__class__ is not list:
@@ -171,7 +166,7 @@ def _assistant(item: dict[str, Any], calls: list[Any] | None, limits: Limits) ->
     long = text is not None and len(text) >= MIN_HOLE
     used, fields = _OWN, {}
     for key, value in item.items():
-        if key in _OWN_KEYS:
+        if key in OWN_KEYS:
             continue
         if key.__class__ is not str or key in _OPENAI_KEYS or value.__class__ is not str or HOLE in key \
                 or HOLE in value or long and (value == text or key == text):
@@ -240,8 +235,7 @@ def _hollow_extras(keys: tuple[str, ...], null: bool) -> JSONText | None:
     return None if notes is None else JSONText(dumps(notes))
 
 
-_OWN_KEYS = frozenset({"role", "content", "tool_calls"})
-_OPENAI_KEYS = openai.FIELDS - _OWN_KEYS  # an item holding one of these is read the general way
+_OPENAI_KEYS = openai.FIELDS - OWN_KEYS  # an item holding one of these is read the general way
 _CALL_KEYS = ["id", "type", "function"]
 _FUNCTION_KEYS = ["name", "arguments"]
 

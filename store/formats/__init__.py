@@ -141,7 +141,7 @@ def read_marked(data: Any, format: str, stand_in: StandIn | None = None,
         if fmt.read_fields is None:
             return fmt.to_canonical(data), fmt, None
         fields, plain = fmt.read_fields(data, stand_in)
-        return validated(fields, lambda: fmt.read_fields(data)[0]), fmt, plain  # type: ignore[misc]
+        return _validated(fields, lambda: fmt.read_fields(data)[0]), fmt, plain  # type: ignore[misc]
     except (RecursionError, ValueError, UnicodeError, OverflowError) as exc:
         raise _input_error(exc, f"cannot read {fmt.name} input") from None
 
@@ -154,7 +154,7 @@ def read_stream_marked(chunks: Iterable[list[Any]], fmt: Format, stand_in: Stand
     while True:
         try:
             chunk, fields, plain = next(fields_of)
-            msgs = validated(fields, lambda: fmt.read_fields(chunk)[0])  # type: ignore[misc]
+            msgs = _validated(fields, lambda: fmt.read_fields(chunk)[0])  # type: ignore[misc]
         except StopIteration:
             return
         except (RecursionError, ValueError, UnicodeError, OverflowError) as exc:
@@ -162,7 +162,7 @@ def read_stream_marked(chunks: Iterable[list[Any]], fmt: Format, stand_in: Stand
         yield chunk, msgs, plain
 
 
-def validated(fields: list[Any], every: Callable[[], list[dict[str, Any]]]) -> list[Any]:
+def _validated(fields: list[Any], every: Callable[[], list[dict[str, Any]]]) -> list[Any]:
     """Canonical messages of the fields (dicts); stand-ins as they are."""
     if all(f.__class__ is dict for f in fields):
         return CANONICAL.validate_python(fields)
