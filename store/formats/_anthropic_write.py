@@ -17,6 +17,7 @@ from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock, HandoffBlock, ImageBlock,
     Message, ReasoningBlock, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock, UsageBlock, VideoBlock,
 )
+from ._anthropic_fast import content as _content, one_pass
 from ._common import Losses, lost_extras, b64encode, dump_json, parse_data_uri
 from .anthropic import NAME, _PASSTHROUGH
 
@@ -391,12 +392,6 @@ class _Writer:
         return [_text(label), *(p for p in content if p.get("type") in ("text", "image", "document"))]
 
 
-def _content(blocks: list[dict[str, Any]], form: str | None) -> Any:
-    if form != "list" and len(blocks) == 1 and blocks[0].get("type") == "text" and len(blocks[0]) == 2:
-        return blocks[0]["text"]
-    return blocks
-
-
 def _system(turns: list[_Turn], first_chat: int | None, losses: Losses) -> Any:
     """The one top-level system prompt, from every system message in order."""
     for n, turn in enumerate(turns):
@@ -413,6 +408,19 @@ def from_canonical(messages: list[Message | Plain], losses: Losses) -> dict[str,
     """Canonical messages as an Anthropic request body ``{"system"?, "messages"}`` (or as
     the bare list they were read from)."""
     writer = _Writer(losses)
+    prompt, body = one_pass(messages, writer) or _passes(messages, writer)
+    head = (messages[0].extras or _NONE).get(NAME, _NONE) if messages else _NONE
+    if head.get("form") == "list":
+        return ([{"role": "system", "content": prompt}] if prompt is not None else []) + body
+    out: dict[str, Any] = dict(head.get("request") or {})
+    if prompt is not None:
+        out["system"] = prompt
+    out["messages"] = body
+    return out
+
+
+def _passes(messages: list[Message | Plain], writer: _Writer) -> tuple[Any, list[dict[str, Any]]]:
+    """(the system prompt or None, the messages): every message's turns, then the API's rules."""
     turns = [t for index, msg in enumerate(messages)  # type: ignore[arg-type]
              for t in (writer.plain(msg, index) if msg.__class__ is Plain else writer.turns(msg, index))]
     system = [t for t in turns if t.role == "system"]
@@ -422,12 +430,5 @@ def from_canonical(messages: list[Message | Plain], losses: Losses) -> dict[str,
         {"role": "system" if t.role == "inline" else t.role, "content": _content(t.blocks, t.form), **t.fields}
         for t in writer.link(writer.alternate(chat))
     ]
-    prompt = _system(system, chat[0].index if chat else None, losses) if system else None
-    head = (messages[0].extras or _NONE).get(NAME, _NONE) if messages else _NONE
-    if head.get("form") == "list":
-        return ([{"role": "system", "content": prompt}] if prompt is not None else []) + body
-    out: dict[str, Any] = dict(head.get("request") or {})
-    if prompt is not None:
-        out["system"] = prompt
-    out["messages"] = body
-    return out
+    prompt = _system(system, chat[0].index if chat else None, writer.losses) if system else None
+    return prompt, body

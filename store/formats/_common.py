@@ -6,7 +6,7 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -274,6 +274,8 @@ SPELLING_FIELDS: dict[str, frozenset[str]] = {"openai-responses": frozenset({"ty
 """Per format, unknown source keys (its ``fields`` note) that are spelling: the Responses
 ``"type": "message"`` of a typed message item, which the easy form leaves out."""
 _EMPTY = (None, [], {})
+_NONE: dict[str, Any] = {}  # read only
+_NO_KEYS: frozenset[str] = frozenset()
 
 
 def lost_extras(msg: Any, target: str) -> list[str]:
@@ -288,11 +290,13 @@ def lost_extras(msg: Any, target: str) -> list[str]:
         if not isinstance(own, dict):
             lost.append(f"extras.{fmt}")
             continue
-        spelling = SPELLING.get(fmt, {})
+        spelling = SPELLING.get(fmt, _NONE)
         for key, value in own.items():
             if key == "fields" and isinstance(value, dict):
-                skip = SPELLING_FIELDS.get(fmt, frozenset())
-                lost += [f"extras.{fmt}.{k}" for k, v in value.items() if k not in skip and v not in _EMPTY]
+                skip = SPELLING_FIELDS.get(fmt, _NO_KEYS)
+                for k, v in value.items():  # a loop, not a comprehension: one per reasoning message of a load
+                    if k not in skip and v not in _EMPTY:
+                        lost.append(f"extras.{fmt}.{k}")
             elif value in _EMPTY or (key in spelling and (spelling[key] is None
                                                            or getattr(msg, spelling[key], None) is not None)):
                 continue
