@@ -68,8 +68,8 @@ class _Insert:
         return out
 
     def params(self, rows: Sequence[dict[str, Any]]) -> list[Any]:
-        if self.positional:
-            return [tuple(vals) for vals in self.tuples(rows)]
+        if self.positional:  # sqlite3 and PyMySQL take lists as they take tuples: no copy a row
+            return self.tuples(rows)
         keys = self.keys
         return [dict(zip(keys, vals)) for vals in self.tuples(rows)]
 

@@ -349,6 +349,23 @@ def from_utc(value: datetime | None, offset: int | None) -> datetime | None:
 _MESSAGE_TEXT = ("source_role", "name", "source_format", "source_type", "external_id", "model")
 
 
+_PLAIN_ROW = dict.fromkeys(("conversation_id", "seq", "window_start", "role", "created_at", "utc_offset", "usage",
+                            "metadata", "extras", "doc", "text", "call_id", "tool_name", "source_role", "name",
+                            "source_type", "external_id", "model", "source_format"))
+
+
+def plain_row(conversation_id: str, seq: int, window_start: int, role: str, source_format: str | None,
+              text: str | None, extras: str | None, doc: str | None, call_id: str | None = None,
+              tool_name: str | None = None) -> dict[str, Any]:
+    """The message row of a :class:`~store.lean.Plain`: the columns it sets, the others None. A copy
+    of one template: half the time of a literal of its 19 keys, once a message of a bulk write."""
+    row = _PLAIN_ROW.copy()
+    row["conversation_id"], row["seq"], row["window_start"], row["role"] = conversation_id, seq, window_start, role
+    row["source_format"], row["text"], row["extras"], row["doc"] = source_format, text, extras, doc
+    row["call_id"], row["tool_name"] = call_id, tool_name
+    return row
+
+
 def message_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | None], *, conversation_id: str,
                  seqs: Iterable[int], window_starts: Sequence[int], budgets: Sequence[Budget],
                  docs: Sequence[str | None], texts: Sequence[Kept]) -> list[dict[str, Any]]:
@@ -363,15 +380,10 @@ def message_rows(msgs: Sequence[Writable], dumped: Sequence[dict[str, Any] | Non
         else:
             call_id = tool_name = None
         if msg.__class__ is Plain:
-            rows.append({
-                "conversation_id": conversation_id, "seq": seq, "window_start": start, "role": msg.role,
-                "created_at": None, "utc_offset": None, "usage": None, "metadata": None,
-                "extras": None if dump is None else budget.json("extras", dump["extras"]),
-                "doc": doc, "text": text, "call_id": call_id, "tool_name": tool_name,
-                "source_role": None, "name": None, "source_type": None,
-                "external_id": None, "model": None,
-                "source_format": budget.text("source_format", msg.source_format, "source_format"),
-            })
+            rows.append(plain_row(conversation_id, seq, start, msg.role,
+                                  budget.text("source_format", msg.source_format, "source_format"), text,
+                                  None if dump is None else budget.json("extras", dump["extras"]), doc,
+                                  call_id, tool_name))
             continue
         try:
             created_at, offset = to_utc(dump.get("created_at"))

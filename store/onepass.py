@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from . import docs
+from .codec import plain_row
 from .docs import MAX_DOC, MIN_HOLE
 from .errors import ConvstoreError
 from .formats import CANONICAL, openai
@@ -259,11 +260,7 @@ def rows(msgs: Sequence[Writable], ready: list[int], conversation_id: str, first
     for i in ready:
         msg: Plain = take(msgs, i)  # type: ignore[arg-type]
         seq = first_seq + i
-        row = {"conversation_id": conversation_id, "seq": seq, "window_start": starts[i], "role": msg.role,
-               "created_at": None, "utc_offset": None, "usage": None, "metadata": None, "extras": None,
-               "doc": PLAIN, "text": msg.text, "call_id": None, "tool_name": None, "source_role": None,
-               "name": None, "source_type": None, "external_id": None, "model": None,
-               "source_format": msg.source_format}
+        row = plain_row(conversation_id, seq, starts[i], msg.role, msg.source_format, msg.text, None, PLAIN)
         if not msg.content:
             pass
         elif msg.content[0].__class__ is Result:
