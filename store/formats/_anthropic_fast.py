@@ -15,10 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from ..lean import Plain
-from ._common import lost_extras
 from .anthropic import NAME
 
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
@@ -61,15 +58,10 @@ class _Run:
     def plain(self, msg: Plain, index: int) -> None:
         """``_Writer.plain`` without its turn object."""
         writer = self.writer
-        if msg.extras:
-            for lost in lost_extras(msg, NAME):
-                writer.losses.add(index, lost, detail="a field of another format")
+        writer.lost_notes(msg, index)
         calls, text = msg.content, msg.text
         if calls and calls[0].kind == "tool_result":
-            part: dict[str, Any] = {"type": "tool_result", "tool_use_id": writer.wire_id(calls[0].call_id)}
-            if text:
-                part["content"] = text
-            self.result(part)
+            self.result(writer.plain_result(msg))
             return
         if text is None:
             if not calls:
@@ -81,8 +73,7 @@ class _Run:
             return
         if msg.role != "assistant":
             raise _Irregular
-        uses = [writer._use(call.call_id, call.name, orjson.loads(call.arguments_raw), call.arguments_raw, index)
-                for call in calls]
+        uses = writer.plain_uses(msg, index)
         self.assistant([{"type": "text", "text": text}, *uses] if text else uses, [u["id"] for u in uses])
 
     def turns(self, turns: list[Any]) -> None:

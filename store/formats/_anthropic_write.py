@@ -125,27 +125,40 @@ class _Writer:
         without its canonical message (tests/test_lean_load.py holds them to be the same)."""
         if msg.source_format == NAME or msg.extras and NAME in msg.extras:  # written back as it was read
             return self.turns(Message.model_validate(msg.fields()), index)
-        if msg.extras:
-            for lost in lost_extras(msg, NAME):
-                self.losses.add(index, lost, detail="a field of another format")
+        self.lost_notes(msg, index)
         content, text = msg.content, msg.text
         if content and content[0].kind == "tool_result":
-            part: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.wire_id(content[0].call_id)}
-            if text:
-                part["content"] = text
+            part = self.plain_result(msg)
             self.origin[id(part)] = index
             return [_Turn("user", [part], index, "list", results=True)]
         blocks = [{"type": "text", "text": text}] if text and not text.isspace() else []  # isspace: strip() is ""
         if text and not blocks:
             self.losses.add(index, "text", detail="whitespace-only text: the API rejects it")
         if content:  # an assistant's calls
-            blocks += [self._use(call.call_id, call.name, orjson.loads(call.arguments_raw),  # type: ignore[union-attr]
-                                 call.arguments_raw, index) for call in content]  # type: ignore[union-attr]
+            blocks += self.plain_uses(msg, index)
         if blocks:
             return [_Turn(msg.role, blocks, index, None)]
         if text == "":
             self.losses.add(index, "content", detail="an empty message: Anthropic rejects empty content")
         return []
+
+    def lost_notes(self, msg: Plain, index: int) -> None:
+        """Report the notes of other formats a plain message holds (a reasoning text)."""
+        if msg.extras:
+            for lost in lost_extras(msg, NAME):
+                self.losses.add(index, lost, detail="a field of another format")
+
+    def plain_result(self, msg: Plain) -> dict[str, Any]:
+        """The ``tool_result`` part of a plain tool result."""
+        part: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.wire_id(msg.content[0].call_id)}
+        if msg.text:
+            part["content"] = msg.text
+        return part
+
+    def plain_uses(self, msg: Plain, index: int) -> list[dict[str, Any]]:
+        """The ``tool_use`` parts of a plain message's calls."""
+        return [self._use(call.call_id, call.name, orjson.loads(call.arguments_raw),  # type: ignore[union-attr]
+                          call.arguments_raw, index) for call in msg.content]  # type: ignore[union-attr]
 
     def _name(self, msg: Message, turn: _Turn, index: int) -> None:
         """A speaker name as a ``[name] `` prefix of the first text: Anthropic has no name field."""
