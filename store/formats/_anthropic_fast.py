@@ -7,16 +7,19 @@ turns in alternation, each assistant's calls answered in order by the tool resul
 it. :func:`one_pass` writes such a conversation as it reads it, and gives up (None) as soon as
 one of those passes would change anything; the full writer then starts again. Messages are
 read as the full writer reads them (the same losses, in the same order), plain ones
-(``store.lean``) without a turn object. tests/test_anthropic_fast.py holds both writers to the
+(``store.lean``) without a turn object. tests/formats/test_anthropic_fast.py holds both writers to the
 same output and the same losses.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..lean import Plain
 from .anthropic import NAME
+
+if TYPE_CHECKING:
+    from ._anthropic_write import _Writer
 
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
 
@@ -25,9 +28,9 @@ class _Irregular(Exception):
     """The conversation needs the API's rules applied: written by the full writer."""
 
 
-def one_pass(messages: list[Any], writer: Any) -> tuple[Any, list[dict[str, Any]]] | None:
+def one_pass(messages: list[Any], writer: _Writer) -> tuple[Any, list[dict[str, Any]]] | None:
     """(the system prompt or None, the messages) of an agent's conversation, written by
-    ``writer`` (a ``_Writer``) in one pass; None, with no loss reported, where the full
+    ``writer`` in one pass; None, with no loss reported, where the full
     writer's passes would merge, move or add anything."""
     mark = len(writer.losses.items)
     run = _Run(writer)
@@ -46,7 +49,9 @@ def one_pass(messages: list[Any], writer: Any) -> tuple[Any, list[dict[str, Any]
 
 
 class _Run:
-    def __init__(self, writer: Any) -> None:
+    """The body written so far, and what the next turn may be."""
+
+    def __init__(self, writer: _Writer) -> None:
         self.writer = writer
         self.system: Any = None
         self.body: list[dict[str, Any]] = []
@@ -133,6 +138,7 @@ class _Run:
 
 
 def content(blocks: list[dict[str, Any]], form: str | None) -> Any:
+    """A turn's content: its one text as a string, unless the source wrote a list."""
     if form != "list" and len(blocks) == 1 and blocks[0].get("type") == "text" and len(blocks[0]) == 2:
         return blocks[0]["text"]
     return blocks
