@@ -47,6 +47,13 @@ def escapes(text: str) -> int:
     return sum(text.count(c) for c in _ESCAPED)
 
 
+def stored_size(text: str, escaped: bool) -> int:
+    """The bytes ``text`` takes of a message's budget: its UTF-8, and MariaDB's escapes where
+    ``escaped``. A lone surrogate raises ``UnicodeEncodeError``."""
+    size = len(text) if text.isascii() else len(text.encode("utf-8"))
+    return size + escapes(text) if escaped else size
+
+
 def _mb(n: int) -> str:
     return f"{n} bytes" if n < 10 * 1024 else f"{n / 1024:.0f} KiB" if n < 10 * MiB else f"{n / MiB:.1f} MiB"
 
@@ -70,16 +77,10 @@ class Budget:
             return None
         if column is not None and (bound := BOUNDS.get(column)) is not None and len(value) > bound:
             raise self.fail(where, f"{len(value)} characters, the most this store takes is {bound}")
-        if value.isascii():
-            self.used += len(value)
-        else:
-            try:
-                self.used += len(value.encode("utf-8"))
-            except UnicodeEncodeError as exc:
-                raise self.fail(where, f"not valid Unicode (a lone surrogate at character {exc.start})") \
-                    from None
-        if self.escaped:
-            self.used += escapes(value)
+        try:
+            self.used += stored_size(value, self.escaped)
+        except UnicodeEncodeError as exc:
+            raise self.fail(where, f"not valid Unicode (a lone surrogate at character {exc.start})") from None
         return value
 
     def json(self, where: str, value: Any) -> JSONText | None:

@@ -30,7 +30,7 @@ from .formats import CANONICAL, openai
 from .holes import CONTENT, HOLE, OPEN, PLAIN
 from .lean import (OWN_KEYS, PLAIN_ROLES, RESULT_KEYS, TEXT_KEYS, Call, Plain, Result, Writable,
                    bare_arguments)
-from .limits import BOUNDS, Limits, check_input, escapes
+from .limits import BOUNDS, Limits, check_input, stored_size
 from .links import LinkPlan
 from .schema import JSONText, dumps
 
@@ -126,15 +126,10 @@ def _named(calls: list[Any], names: dict[str, str]) -> bool:
     return True
 
 
-def _size(text: str, escaped: bool) -> int:
-    size = len(text) if text.isascii() else len(text.encode("utf-8"))
-    return size + escapes(text) if escaped else size
-
-
 def _text(item: dict[str, Any], limits: Limits) -> Plain | None:
     role, text = item["role"], item["content"]
     if role not in PLAIN_ROLES or text.__class__ is not str or text[:1] == HOLE \
-            or _size(text, limits.escaped) > limits.max_message_bytes - _OWN:
+            or stored_size(text, limits.escaped) > limits.max_message_bytes - _OWN:
         return None
     return Plain(role, text, "openai", (), None, None, limits)
 
@@ -145,11 +140,11 @@ def _result(item: dict[str, Any], names: dict[str, str], limits: Limits) -> Plai
             or call_id[:1] == HOLE or len(call_id) > _BOUND:
         return None
     name, escaped = names.get(call_id), limits.escaped
-    used = _size(text, escaped) + _size(call_id, escaped)
+    used = stored_size(text, escaped) + stored_size(call_id, escaped)
     if name is not None:
         if len(name) > _BOUND:
             return None
-        used += _size(name, escaped)
+        used += stored_size(name, escaped)
     if used > limits.max_message_bytes - _OWN:
         return None
     return Plain("tool", text, "openai", (Result(call_id),), name, None, limits)
@@ -181,7 +176,7 @@ def _assistant(item: dict[str, Any], calls: list[Any] | None, limits: Limits) ->
     extras = _extras(fields, text is None)
     for value in (text, extras, *(part for call in made for part in call[:3])):
         if value is not None:
-            used += _size(value, escaped)
+            used += stored_size(value, escaped)
     if used > limits.max_message_bytes or used > MAX_DOC // 8:  # a longer item's JSON may be no document
         return None
     body = {**item, "content": HOLE} if long else dict(item)
