@@ -84,23 +84,19 @@ def plan(messages: Sequence[Writable], *, conversation_id: str, first_seq: int, 
                 result.inserts.append(row)
             elif block.kind == "tool_result":
                 status = "error" if block.is_error else "answered"
+                answer = {"status": status, "result_seq": seq, "result_position": position}
                 if (row := new_calls.get(block.call_id)) is not None and row["result_seq"] is None:
-                    row["status"], row["result_seq"], row["result_position"] = status, seq, position
-                    if row["call_seq"] < earliest:
-                        earliest = row["call_seq"]
+                    row.update(answer)
+                    earliest = min(earliest, row["call_seq"])
                 elif (stored := known.get(block.call_id)) is not None and not stored.answered:
-                    result.updates.append({"cid": conversation_id, "call": block.call_id, "status": status,
-                                           "result_seq": seq, "result_position": position})
+                    result.updates.append({"cid": conversation_id, "call": block.call_id, **answer})
                     stored.answered = True
                     earliest = min(earliest, stored.call_seq)
                 elif row is None and stored is None:
                     result.unanswered.add(offset)
         if earliest != seq:  # a result: back to its call, and as far as the windows in between reach
-            if earliest >= first_seq:  # its call in this batch (an agent's turn): a slice of the starts
-                start = min(earliest, *starts[earliest - first_seq:])
-            else:
-                start = min([earliest, *(starts[s - first_seq] if s >= first_seq else prior_starts[s]
-                                         for s in range(earliest, seq))])
+            start = min([earliest, *(starts[s - first_seq] if s >= first_seq else prior_starts[s]
+                                     for s in range(earliest, seq))])
         else:
             start = seq
         starts.append(start)

@@ -115,7 +115,7 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Writable], *
     blobs = BlobSink(conversation_id)
     with paused_gc():  # pure CPU, no I/O inside: the collector is back on before anything else runs
         ready = onepass.checked(msgs, limits)  # read and checked under these limits: their rows at once
-        if len(ready) == len(msgs):  # all of them (an agent's append, most chunks of a save): no general stage
+        if len(ready) == len(msgs):  # all of them (an agent's append, a chunk of plain items): no general stage
             plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
                               known=known or {}, prior_starts=prior_starts or {})
             rows, blocks = onepass.rows(msgs, ready, conversation_id, first_seq, plan)

@@ -21,9 +21,6 @@ from .anthropic import NAME
 if TYPE_CHECKING:
     from ._anthropic_write import _Writer
 
-_ROLES = frozenset({"system", "user", "assistant", "tool"})
-
-
 class _Irregular(Exception):
     """The conversation needs the API's rules applied: written by the full writer."""
 
@@ -36,8 +33,7 @@ def one_pass(messages: list[Any], writer: _Writer) -> tuple[Any, list[dict[str, 
     run = _Run(writer)
     try:
         for index, msg in enumerate(messages):
-            if msg.__class__ is Plain and msg.role in _ROLES \
-                    and msg.source_format != NAME and not (msg.extras and NAME in msg.extras):
+            if msg.__class__ is Plain and not native(msg):
                 run.plain(msg, index)
             else:
                 run.turns(writer.plain(msg, index) if msg.__class__ is Plain else writer.turns(msg, index))
@@ -46,6 +42,12 @@ def one_pass(messages: list[Any], writer: _Writer) -> tuple[Any, list[dict[str, 
         del writer.losses.items[mark:]
         return None
     return run.system, run.body
+
+
+def native(msg: Plain) -> bool:
+    """Whether a plain message was read from Anthropic (or carries its notes): written back as it was
+    read, through its canonical message."""
+    return msg.source_format == NAME or bool(msg.extras and NAME in msg.extras)
 
 
 class _Run:

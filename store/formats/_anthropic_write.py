@@ -17,7 +17,7 @@ from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock, HandoffBlock, ImageBlock,
     Message, ReasoningBlock, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock, UsageBlock, VideoBlock,
 )
-from ._anthropic_fast import content as _content, one_pass
+from ._anthropic_fast import content as _content, native, one_pass
 from ._common import Losses, lost_extras, b64encode, dump_json, parse_data_uri
 from .anthropic import NAME, _PASSTHROUGH
 
@@ -123,7 +123,7 @@ class _Writer:
     def plain(self, msg: Plain, index: int) -> list[_Turn]:
         """:meth:`turns` of a plain message (``store.lean``): the same turns and losses, made
         without its canonical message (tests/test_lean_load.py holds them to be the same)."""
-        if msg.source_format == NAME or msg.extras and NAME in msg.extras:  # written back as it was read
+        if native(msg):
             return self.turns(Message.model_validate(msg.fields()), index)
         self.lost_notes(msg, index)
         content, text = msg.content, msg.text
