@@ -169,16 +169,17 @@ def locked_count(conn: sa.Connection, scope: Scope, conversation_id: str) -> int
 
 
 _LOCKED_COUNT = Prepared(sa.select(conversations.c.message_count).where(*_OWNED).with_for_update())
+_LOCKED_RESERVATION = Prepared(sa.select(conversations.c.message_count, conversations.c.index_from)
+                               .where(*_OWNED).with_for_update())
 
-
-# index_from first: MySQL assigns left to right, each value seeing those assigned before it.
-_RESERVE_STATEMENT = conversations.update().where(*_OWNED).ordered_values(
-    (conversations.c.index_from, sa.func.coalesce(conversations.c.index_from, conversations.c.message_count)),
-    (conversations.c.message_count, conversations.c.message_count + sa.bindparam("n")),
-    (conversations.c.updated_at, sa.bindparam("now")),
-)
+# The count and the time alone: an UPDATE naming ``index_from`` rewrites its index entry even where
+# the value stays (SQLite: a WAL frame an append, a tenth of its commit). It is set apart, once.
+_RESERVE_STATEMENT = conversations.update().where(*_OWNED).values(
+    message_count=conversations.c.message_count + sa.bindparam("n"), updated_at=sa.bindparam("now"))
 _RESERVE = Prepared(_RESERVE_STATEMENT)
-_RESERVE_RETURNING = Prepared(_RESERVE_STATEMENT.returning(conversations.c.message_count))
+_RESERVE_RETURNING = Prepared(_RESERVE_STATEMENT.returning(conversations.c.message_count, conversations.c.index_from))
+_INDEX_FROM = Prepared(conversations.update().where(conversations.c.id == sa.bindparam("cid"))
+                       .values(index_from=sa.bindparam("first")))
 
 
 def reserve(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> int:
@@ -186,7 +187,8 @@ def reserve(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> 
 
     The conversation's row stays locked until the transaction ends, so concurrent
     appends take turns. Where UPDATE has RETURNING (SQLite, PostgreSQL) this is one
-    statement: on the agent-memory path every round trip counts."""
+    statement (two when the search index has caught up: ``index_from`` then marks where
+    it is behind from): on the agent-memory path every round trip counts."""
     if not valid_id(conversation_id):
         raise ConversationNotFoundError(conversation_id, scope.namespace)
     params = {"cid": conversation_id, "ns": scope.namespace, "n": n, "now": now()}
@@ -194,10 +196,16 @@ def reserve(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> 
         rows = _RESERVE_RETURNING.run(conn, **params)
         if not rows:
             raise ConversationNotFoundError(conversation_id, scope.namespace)
-        return rows[0][0] - n
-    count = locked_count(conn, scope, conversation_id)
-    _RESERVE.run(conn, **params)
-    return count
+        first, index_from = rows[0][0] - n, rows[0][1]
+    else:
+        rows = _LOCKED_RESERVATION.run(conn, cid=conversation_id, ns=scope.namespace)
+        if not rows:
+            raise ConversationNotFoundError(conversation_id, scope.namespace)
+        (first, index_from), = rows
+        _RESERVE.run(conn, **params)
+    if index_from is None:
+        _INDEX_FROM.run(conn, cid=conversation_id, first=first)
+    return first
 
 
 def check_limit(limit: int | None) -> None:
