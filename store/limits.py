@@ -90,7 +90,7 @@ class Budget:
             text = JSONText(dumps(value))
         except (ValueError, TypeError) as exc:
             raise self.fail(where, str(exc)) from None
-        self.used += len(text) + (escapes(text) if self.escaped else 0)
+        self.used += stored_size(text, self.escaped)  # its UTF-8: a limit in bytes, and under MariaDB's packet
         return text
 
     def blob(self, where: str, size: int) -> None:
@@ -169,7 +169,7 @@ def check_metadata(metadata: Any, limits: Limits) -> None:
     if (why := json_problem(metadata)) is not None:
         raise InputError(f"metadata: {why}")
     try:
-        size = len(dumps(metadata))
+        size = stored_size(dumps(metadata), limits.escaped)
     except (ValueError, TypeError) as exc:
         raise InputError(f"metadata: {exc}") from None
     if size > limits.max_message_bytes:

@@ -248,6 +248,24 @@ def test_limits_are_configurable_and_enforced_before_writing(database_url, names
         assert len(store.load(cid)) == 2
 
 
+def test_the_message_limit_counts_bytes_of_json_too(database_url, namespace):
+    # 3,000 characters of extras or metadata in 6,000 bytes of UTF-8: over a 5,000-byte limit as stored
+    wide = "é" * 3_000
+    limits = Limits(max_message_bytes=5_000)
+    with ConversationStore(database_url, namespace=namespace, limits=limits) as store:
+        cid = store.save(chat(1))
+        for wider in ({"extras": {"x": {"note": wide}}}, {"metadata": {"note": wide}},
+                      {"content": [TextBlock(text="ok", extras={"x": {"note": wide}})]}):
+            with pytest.raises(InputError, match=r"message 1, size: 60.. bytes .* limit of 5000 bytes"):
+                store.append(cid, [Message(role="user", content=[TextBlock(text="ok")]),
+                                   Message(**{"role": "user", "content": [TextBlock(text="ok")], **wider})],
+                             format="canonical")
+        with pytest.raises(InputError, match=r"metadata: 60.. bytes of JSON is over this store's limit of 5000 bytes"):
+            store.save(chat(1), metadata={"note": wide})
+        assert len(store.load(cid)) == 1
+        assert len(store.list_conversations()) == 1
+
+
 def test_fifty_megabyte_image(store):
     data = os.urandom(50 * 1024 * 1024 * 3 // 4)
     url = "data:image/png;base64," + base64.b64encode(data).decode()
