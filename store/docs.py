@@ -146,8 +146,8 @@ def documents(msgs: Sequence[Writable], skip: Collection[int] = ()) -> list[str 
             out.append(None)
         elif doc is not None:
             out.append(doc if doc == PLAIN else hollow(doc, 1, msg, flat=True))
-        elif msg.__class__ is Plain and msg.row is not None:  # read by store.onepass, its document made then
-            out.append(msg.row[1])  # type: ignore[union-attr]
+        elif msg.__class__ is Plain:  # read by store.onepass, its document made then; else its item was too long
+            out.append(None if msg.row is None else msg.row[1])  # type: ignore[union-attr]
         else:
             out.append(hollow(*_document(msg, index, sinks), msg))
     return out

@@ -17,19 +17,21 @@ import sqlalchemy as sa
 
 from .codec import MESSAGE_COLUMNS
 from .docs import MIN_HOLE
-from .holes import HOLE, leads
-from .schema import MessageRow
+from .holes import HOLE, HOLE_JSON, leads
+from .limits import Budget, stored_size
+from .schema import MessageRow, dumps
 
 _m = MessageRow.__table__
 
 
-def keep_once(dumped: Sequence[dict[str, Any] | None], docs: list[str | None]) -> None:
+def keep_once(dumped: Sequence[dict[str, Any] | None], docs: list[str | None], budgets: Sequence[Budget]) -> None:
     """Leave out of the dumped messages' ``extras`` the long strings their documents keep:
     where a key of ``extras[source_format]["fields"]`` holds a string of :data:`MIN_HOLE`
     characters or more, and the item of the message's one-item document holds the same
     string under that key, HOLE stands in for it (a load in the stored format reads it from
-    the document; :func:`fill` puts it back for the others). A message whose fields hold
-    HOLE itself keeps no document: a read would take the value for a stand-in."""
+    the document; :func:`fill` puts it back for the others), and the message's budget counts
+    the string still (:func:`kept_size`). A message whose fields hold HOLE itself keeps no
+    document: a read would take the value for a stand-in."""
     for index, dump in enumerate(dumped):
         if dump is None:  # a plain item (``store.lean``) without extras
             continue
@@ -43,7 +45,14 @@ def keep_once(dumped: Sequence[dict[str, Any] | None], docs: list[str | None]) -
         if long and (item := _item(docs[index])) is not None:
             for key in long:
                 if item.get(key) == fields[key]:
+                    budgets[index].used += kept_size(fields[key], budgets[index].escaped)
                     fields[key] = HOLE
+
+
+def kept_size(value: str, escaped: bool) -> int:
+    """What a string its document keeps for its ``extras`` takes of a message's budget: as much as
+    it took there, less what HOLE takes in its stead (the extras are sized as stored)."""
+    return stored_size(dumps(value), escaped) - stored_size(HOLE_JSON, escaped)
 
 
 def _fields(extras: Any, source_format: Any) -> dict[str, Any] | None:

@@ -28,6 +28,7 @@ from .docs import MAX_DOC, MIN_HOLE
 from .errors import ConvstoreError
 from .formats import CANONICAL, openai
 from .holes import CONTENT, HOLE, OPEN, PLAIN
+from .kept_once import kept_size
 from .lean import (OWN_KEYS, PLAIN_ROLES, RESULT_KEYS, TEXT_KEYS, Call, Plain, Result, Writable,
                    bare_arguments)
 from .limits import BOUNDS, Limits, check_input, stored_size
@@ -177,6 +178,9 @@ def _assistant(item: dict[str, Any], calls: list[Any] | None, limits: Limits) ->
     for value in (text, extras, *(part for call in made for part in call[:3])):
         if value is not None:
             used += stored_size(value, escaped)
+    for value in fields.values():  # a long one is left to the document (``_extras``), and still counted
+        if len(value) >= MIN_HOLE:
+            used += kept_size(value, escaped)
     if used > limits.max_message_bytes or used > MAX_DOC // 8:  # a longer item's JSON may be no document
         return None
     body = {**item, "content": HOLE} if long else dict(item)

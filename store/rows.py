@@ -133,7 +133,7 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Writable], *
         at = {offset: i for i, offset in enumerate(offsets)} if ready else None
         docs = documents(general, skip=plan.unanswered if at is None else
                          {at[offset] for offset in plan.unanswered if offset in at})
-        keep_once(dumped, docs)
+        keep_once(dumped, docs, budgets)
         starts = plan.window_starts if at is None else [plan.window_starts[i] for i in offsets]
         rows = message_rows(general, dumped, conversation_id=conversation_id, seqs=seqs, window_starts=starts,
                             budgets=budgets, docs=docs, texts=texts)

@@ -148,6 +148,19 @@ def test_a_check_under_other_limits_is_not_trusted():
     assert "over this store's limit" in _chunked(batch, Limits(max_message_bytes=150), {}, 10)[1]
 
 
+@pytest.mark.parametrize("reasoning", ["r" * 3_000, "é" * 3_000, "\n" * 3_000, "q" * 300_000],
+                         ids=["ascii", "utf8", "escaped", "over-a-document"])
+def test_reasoning_left_to_the_document_is_counted_alike(reasoning):
+    """A long ``reasoning_content`` is kept once, in the document (``kept_once``): both paths count it
+    against the limit as its extras would have, and one over ``docs.MAX_DOC`` keeps no document."""
+    items = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "so", "reasoning_content": reasoning}]
+    for limits in (Limits(), Limits(max_message_bytes=5_000), Limits(max_message_bytes=7_000, escaped=True)):
+        fast = _outcome(lambda i: onepass.read(i, limits), items, limits, {}, 10)
+        assert fast == _outcome(lambda i: docs.read(i, "openai"), items, limits, {}, 10)
+        over = len(reasoning.encode()) + reasoning.count("\n") * (1 + limits.escaped) > limits.max_message_bytes
+        assert (fast[0] is not list and "message 1, size" in fast[1]) if over else fast[0][0][1]["extras"]
+
+
 def test_a_read_error_is_the_general_paths():
     items = [{"role": "user", "content": "hi"}] * 3 + [{"role": "user", "content": 7}]
     with pytest.raises(ConvstoreError) as fast:

@@ -260,6 +260,11 @@ def test_the_message_limit_counts_bytes_of_json_too(database_url, namespace):
                 store.append(cid, [Message(role="user", content=[TextBlock(text="ok")]),
                                    Message(**{"role": "user", "content": [TextBlock(text="ok")], **wider})],
                              format="canonical")
+        for item in ({"role": "assistant", "content": "ok", "reasoning_content": wide},  # read in one pass
+                     {"role": "assistant", "content": "ok", "name": "a", "reasoning_content": wide}):
+            # the reasoning is kept once, in the item's document (kept_once): counted all the same
+            with pytest.raises(InputError, match=r"message 1, size: 60.. bytes .* limit of 5000 bytes"):
+                store.append(cid, [{"role": "user", "content": "ok"}, item], format="openai")
         with pytest.raises(InputError, match=r"metadata: 60.. bytes of JSON is over this store's limit of 5000 bytes"):
             store.save(chat(1), metadata={"note": wide})
         assert len(store.load(cid)) == 1
