@@ -75,8 +75,11 @@ class Budget:
     def text(self, where: str, value: str | None, column: str | None = None) -> str | None:
         if value is None:
             return None
-        if column is not None and (bound := BOUNDS.get(column)) is not None and len(value) > bound:
-            raise self.fail(where, f"{len(value)} characters, the most this store takes is {bound}")
+        if column is not None and (bound := BOUNDS.get(column)) is not None:
+            if len(value) > bound:
+                raise self.fail(where, f"{len(value)} characters, the most this store takes is {bound}")
+            if column == "source_format" and "\x00" in value:
+                raise self.fail(where, NUL_IN_NAME)
         try:
             self.used += stored_size(value, self.escaped)
         except UnicodeEncodeError as exc:
@@ -143,6 +146,18 @@ def check_input(messages: Any, format: str) -> None:
             if (why := json_problem(item)) is not None:
                 raise InputError(f"invalid {format} input: message {index}: {why}")
     raise InputError(f"invalid {format} input: {json_problem(messages)}")
+
+
+NUL_IN_NAME = "a NUL character, which a format's name may not hold"
+"""``source_format`` is stored as it is on every backend (no NUL escape, unlike other texts):
+PostgreSQL would refuse it mid-write."""
+
+
+def check_source_format(value: str | None) -> None:
+    """A conversation's source format (a format's name, or the caller's own): a string within its column."""
+    check_text("source_format", value, BOUNDS["source_format"])
+    if value is not None and "\x00" in value:
+        raise InputError(f"source_format: {NUL_IN_NAME}")
 
 
 def check_text(what: str, value: str | None, bound: int | None = None) -> None:

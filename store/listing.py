@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
 from .errors import InputError
-from .limits import check_text
+from .limits import check_source_format, check_text
 from . import usage
 from .model import Page
 from .operations import (
@@ -135,7 +135,8 @@ def metadata_clause(dialect: str, index: int, key: str, value: Any) -> sa.Column
                          f"for {key!r}")
     column, stored = c.c.metadata, escape(value)
     if dialect == "postgresql":
-        return column.op("@>")(sa.bindparam(f"meta{index}", {key: stored}, type_=postgresql.JSONB))
+        # bound as written: the engine's serializer (schema.dumps) escapes it as the column's values were
+        return column.op("@>")(sa.bindparam(f"meta{index}", {key: value}, type_=postgresql.JSONB))
     path = sa.bindparam(f"path{index}", "$." + json.dumps(key, ensure_ascii=False))
     param = sa.bindparam(f"meta{index}", stored)
     if dialect == "sqlite":
@@ -165,10 +166,11 @@ def list_page(conn: sa.Connection, scope: Scope, *, key: str | None = None, tags
     if key is not None:
         where.append(c.c.key == key)
     if source_format is not None:
+        check_source_format(source_format)
         where.append(c.c.source_format == source_format)
     for i, tag in enumerate(check_tags(tags)):
         where.append(sa.exists().where(tags_t.c.conversation_id == c.c.id,
-                                       tags_t.c.tag == sa.bindparam(f"tag{i}", tag)))
+                                       tags_t.c.tag == sa.bindparam(f"tag{i}", tag, type_=tags_t.c.tag.type)))
     for i, (name, value) in enumerate((metadata or {}).items()):
         where.append(metadata_clause(conn.dialect.name, i, name, value))
     for column, low, high, what in ((c.c.created_at, created_after, created_before, "created"),

@@ -23,7 +23,7 @@ from .errors import DatabaseError, InputError
 from .formats import Loss, get_format, read, write
 from .formats._common import validate
 from .gcpause import paused_gc
-from .limits import Limits, check_metadata, check_text
+from .limits import Limits, check_metadata, check_source_format, check_text
 from .lean import Writable
 from .model import MESSAGES, Conversation, Message, Page, ToolCallRecord, ToolStatus
 from .operations import ConversationInfo, Scope
@@ -109,6 +109,7 @@ class StoreBase:
         return target in streaming.STREAM_WRITES
 
     def _source_format(self, format: str | None, source_format: str | None) -> str | None:
+        check_source_format(source_format)
         fmt = format or self.format
         return source_format or (fmt if fmt not in ("canonical", "auto") else None)
 

@@ -13,6 +13,7 @@ a syntax error.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from .codec import SEARCHED
 from .errors import ConversationNotFoundError, InputError
 from .listing import metadata_clause
 from .model import Page
+from .schema import MARK
 from .operations import (
     Scope, blocks_t, check_limit, conversations, decode_key, encode_key, messages_t, require, search_t,
 )
@@ -140,7 +142,8 @@ def _engine(conn: sa.Connection, terms: list[Term]) -> _Engine:
         config = sa.literal_column(f"'{_pg_config(conn)}'::regconfig")
         query = sa.func.to_tsquery(config, sa.bindparam("q", _tsquery(terms)))
         vector = sa.func.to_tsvector(config, s.c.body)  # the expression the GIN index holds
-        return _Engine(s, s, [vector.op("@@")(query)], sa.func.ts_rank(vector, query), s.c.body)
+        # The text as computed in SQL, its escaped values inside it (_unmarked): no SafeText decoding
+        return _Engine(s, s, [vector.op("@@")(query)], sa.func.ts_rank(vector, query), sa.type_coerce(s.c.body, sa.Text))
     match = mysql.match(s.c.body, against=sa.bindparam("q", _boolean_mode(terms))).in_boolean_mode()
     return _Engine(s, s, [match], match, s.c.body)
 
@@ -219,10 +222,28 @@ def search(conn: sa.Connection, scope: Scope, query: str, *, role: str | None = 
 
 
 def _hit(row: Any, terms: list[Term]) -> SearchHit:
-    text, spans = _snippet(row.text or "", terms)
+    text, spans = _snippet(_unmarked(row.text or ""), terms)
     return SearchHit(conversation_id=str(row.conversation_id), seq=row.seq, position=row.position, kind=row.kind,
                      role=row.role, title=row.title, key=row.key, snippet=text, highlights=spans,
                      score=float(row.score or 0.0))
+
+
+_MARKED = re.compile(re.escape(MARK) + r'"((?:[^"\\]|\\.)*)"?')
+
+
+def _unmarked(text: str) -> str:
+    """PostgreSQL: a searched text joins stored values in SQL, and a value holding NUL is stored
+    escaped (``schema.SafeText``: MARK, then its JSON string). Each such value as it was written
+    (one the index's length cut inside an escape, as stored)."""
+    if MARK not in text:
+        return text
+
+    def written(match: re.Match[str]) -> str:
+        try:
+            return json.loads(f'"{match[1]}"')
+        except ValueError:
+            return match[1]
+    return _MARKED.sub(written, text)
 
 
 def _snippet(body: str, terms: list[Term], width: int = 160) -> tuple[str, list[tuple[int, int]]]:

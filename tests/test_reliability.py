@@ -375,3 +375,35 @@ def test_detection_and_reading_refuse_a_tag_of_the_wrong_type_cleanly(key, value
                 attempt()
             except ConvstoreError:
                 pass
+
+
+def test_nul_and_the_escape_mark_in_filters_and_search(store):
+    """Values holding NUL (or starting with the mark PostgreSQL's escape uses) are found by the
+    filters and the search that name them, on every backend, and shown as written."""
+    odd, marked = "x\x00y", MARK + "z"
+    cid = store.save([{"role": "user", "content": "done\x00 and more words"},
+                      {"role": "assistant", "content": None, "tool_calls": [
+                          {"id": "c\x001", "type": "function", "function": {"name": odd, "arguments": "{}"}}]},
+                      {"role": "tool", "tool_call_id": "c\x001", "content": "found\x00"}],
+                     format="openai", tags=[odd], metadata={"n": odd, "m": marked})
+    for found in (store.list_conversations(tags=[odd]), store.list_conversations(metadata={"n": odd}),
+                  store.list_conversations(metadata={"m": marked})):
+        assert [c.id for c in found] == [cid]
+    assert store.get_tool_call("c\x001").name == odd
+    hits = store.search("words")
+    if store.engine.dialect.name == "sqlite":  # SQLite's text functions stop at NUL: the rest is not indexed
+        assert store.search("done")[0].snippet == "done"
+    else:
+        assert [h.snippet for h in hits] == ["done\x00 and more words"]
+        assert [h.snippet for h in store.search("found")] == [f"{odd} found\x00"]  # its tool's name, then its text
+
+
+def test_a_source_format_is_a_name_within_its_column(store):
+    for bad, why in (("a\x00b", "a NUL character"), ("f" * 33, "33 characters, the most this store takes is 32")):
+        with pytest.raises(InputError, match=f"source_format: {why}"):
+            store.save(chat(1), source_format=bad)
+        with pytest.raises(InputError, match=f"source_format: {why}"):
+            store.list_conversations(source_format=bad)
+        with pytest.raises(InputError, match=f"message 0, source_format: {why}"):
+            store.save([Message(role="user", content=[TextBlock(text="hi")], source_format=bad)], format="canonical")
+    assert store.list_conversations() == []
