@@ -276,6 +276,7 @@ class AsyncConversationStore(StoreBase):
                      chunk: int = streaming.CHUNK) -> AsyncIterator[Any]:
         """The conversation's messages in ``format``, one at a time, in bounded memory
         (see :meth:`store.ConversationStore.export`)."""
+        ops.check_chunk(chunk)  # 0 would cut forever
         target = self._target(format)
         if not self._streams(target):
             for value in self._export_part(await self.load_messages(conversation_id), 0, target, strict, on_loss):

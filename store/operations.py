@@ -208,10 +208,22 @@ def reserve(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> 
     return first
 
 
+def check_count(what: str, value: Any) -> None:
+    """A count the caller hands over (``limit``, ``last``, ``n``, ``keep``): an integer >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(f"{what} must be an integer >= 0, got {value!r}")
+
+
+def check_chunk(chunk: Any) -> None:
+    """A part's size (``export``'s ``chunk``): an integer >= 1."""
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+        raise InputError(f"chunk must be an integer >= 1, got {chunk!r}")
+
+
 def check_limit(limit: int | None) -> None:
     """A ``limit`` is None (no limit) or a count: 0 asks for nothing, a negative one is refused."""
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-        raise InputError(f"limit must be an integer >= 0, got {limit!r}")
+    if limit is not None:
+        check_count("limit", limit)
 
 
 def delete(conn: sa.Connection, scope: Scope, conversation_id: str) -> None:
@@ -250,8 +262,7 @@ def delete_conversations(conn: sa.Connection, ids: Sequence[str]) -> None:
 
 def pop(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> list[Message]:
     """Remove the last ``n`` messages and return them (oldest first)."""
-    if n < 0:
-        raise InputError(f"n must be >= 0, got {n}")
+    check_count("n", n)
     count = locked_count(conn, scope, conversation_id)
     keep = max(count - n, 0)
     popped = _messages(conn, conversation_id, keep, windowed=True, chain=chain_of(conn, conversation_id)) \
@@ -287,8 +298,7 @@ def truncate(conn: sa.Connection, scope: Scope, conversation_id: str, keep: int)
 
     Calls whose results go become pending again; results whose calls go lose
     their link (there is nothing left to link them to)."""
-    if keep < 0:  # not "from the end": a negative keep would silently empty the conversation
-        raise InputError(f"keep must be >= 0, got {keep}")
+    check_count("keep", keep)  # not "from the end": a negative keep would silently empty the conversation
     count = locked_count(conn, scope, conversation_id)
     keep = min(keep, count)
     if keep == count:
@@ -404,6 +414,8 @@ def load(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | No
     out), else the canonical messages. A window (``last``) in a format its documents are in is one
     statement (``holes.window``); run as one (``db.ONE_STATEMENT``), a read that needs more
     raises ``db.SnapshotNeeded``."""
+    if last is not None:
+        check_count("last", last)
     seen = holes.window(conn, scope.namespace, conversation_id, last, target) \
         if windowed(last, target) and valid_id(conversation_id) else None
     if seen is not None and seen.items is not None:
@@ -465,8 +477,8 @@ def locate(conn: sa.Connection, scope: Scope, conversation_id: str,
 
 def _located_row(conn: sa.Connection, statement: Prepared, scope: Scope, conversation_id: str,
                  last: int | None) -> list[Any]:
-    if last is not None and last < 0:
-        raise InputError(f"last must be >= 0, got {last}")
+    if last is not None:
+        check_count("last", last)
     rows = statement.run(conn, cid=conversation_id, ns=scope.namespace, last=last or 0) \
         if valid_id(conversation_id) else []
     if not rows:

@@ -377,6 +377,7 @@ class ConversationStore(StoreBase):
         """The conversation's messages in ``format``, one at a time, read in parts of about
         ``chunk`` messages (for formats in ``store.streaming.STREAM_WRITES``; others are
         loaded whole). Gives the same messages as ``load``, in bounded memory."""
+        ops.check_chunk(chunk)  # 0 would cut forever
         target = self._target(format)
         if not self._streams(target):
             yield from self._export_part(self.load_messages(conversation_id), 0, target, strict, on_loss)

@@ -63,7 +63,7 @@ def cli(*args: str, env: dict[str, str] | None = None) -> Any:
 
 def test_truncate_refuses_a_negative_keep(store):
     cid = store.save(chat(6))
-    with pytest.raises(InputError, match="keep must be >= 0, got -1"):
+    with pytest.raises(InputError, match="keep must be an integer >= 0, got -1"):
         store.truncate(cid, -1)
     assert store.load(cid) == chat(6) and store.info(cid).message_count == 6
     assert store.truncate(cid, 10) == 0 and store.truncate(cid, 4) == 2 and store.load(cid) == chat(4)
@@ -73,12 +73,40 @@ def test_truncate_refuses_a_negative_keep_async(store, database_url):
     cid = store.save(chat(6))
 
     async def test(s: AsyncConversationStore) -> None:
-        with pytest.raises(InputError, match="keep must be >= 0"):
+        with pytest.raises(InputError, match="keep must be an integer >= 0"):
             await s.truncate(cid, -3)
         assert (await s.info(cid)).message_count == 6
 
     arun(test, database_url, store.namespace)
     assert store.load(cid) == chat(6)
+
+
+def test_counts_that_are_not_counts_are_refused(store, database_url):
+    """``last``, ``n``, ``keep`` and ``export``'s ``chunk`` take integers (a string, a float or a bool
+    is an InputError naming the argument, not a TypeError from inside), and a chunk of 0 is refused
+    instead of cutting forever."""
+    cid = store.save(chat(4))
+    calls = {
+        "last": [lambda v: store.load(cid, last=v), lambda v: store.load(cid, format="anthropic", last=v),
+                 lambda v: store.load_messages(cid, last=v), lambda v: store.get_conversation(cid, last=v)],
+        "n": [lambda v: store.pop(cid, v)],
+        "keep": [lambda v: store.truncate(cid, v)],
+        "chunk": [lambda v: list(store.export(cid, chunk=v)), lambda v: list(store.export(cid, "anthropic", chunk=v))],
+    }
+    for what, fns in calls.items():
+        for fn in fns:
+            for bad in ("2", 2.0, True, -1) + ((0,) if what == "chunk" else ()):
+                with pytest.raises(InputError, match=f"{what} must be an integer >= {int(what == 'chunk')}, got"):
+                    fn(bad)
+
+    async def test(s: AsyncConversationStore) -> None:
+        with pytest.raises(InputError, match="last must be an integer >= 0, got '2'"):
+            await s.load(cid, last="2")
+        with pytest.raises(InputError, match="chunk must be an integer >= 1, got 0"):
+            [m async for m in s.export(cid, chunk=0)]
+
+    arun(test, database_url, store.namespace)
+    assert store.load(cid) == chat(4)
 
 
 # --- (b) limit=0 and negative limits --------------------------------------------------
