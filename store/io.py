@@ -82,7 +82,8 @@ def _json_lines_of(path: str) -> Iterator[Any]:
             try:
                 yield exactjson.loads(line)
             except orjson.JSONDecodeError as exc:
-                raise InputError(f"{path}: invalid JSON Lines at line {number}, column {exc.colno}: {exc.msg}") from None
+                # the caller names the file (cli._import_stream)
+                raise InputError(f"invalid JSON Lines at line {number}, column {exc.colno}: {exc.msg}") from None
 
 
 _WHOLE = ("messages", "contents", "input_messages", "output_messages")

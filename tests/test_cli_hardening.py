@@ -108,6 +108,10 @@ def test_file_names_not_doubled_and_ambiguity_names_the_option(tmp_path, databas
         assert run("import", str(chat), db=database_url).returncode == 0
     message = _one_line_error(run("tool-call", "call_kyoto", db=database_url))
     assert "--conversation ID" in message and "conversation_id" not in message
+    lines = tmp_path / "bad.jsonl"  # JSON Lines, read line by line as it is stored (the tables exist)
+    lines.write_text('{"role": "user", "content": "a"}\n{"role": "user", "content": "b"}\n{bad\n')
+    message = _one_line_error(run("import", str(lines), "--format", "openai", db=database_url))
+    assert message.count("bad.jsonl") == 1 and "line 3" in message
 
 
 def _reading_stdin(pid: int) -> bool:
