@@ -119,7 +119,8 @@ def _named(calls: list[Any], names: dict[str, str]) -> bool:
     """The names the reader keeps of an assistant's calls (an id and a function's or a custom
     tool's name) for the results after them; False where one is of another shape."""
     for call in calls:
-        inner = call.get(call.get("type") or "function") if call.__class__ is dict else None
+        kind = call.get("type") or "function" if call.__class__ is dict else None
+        inner = call.get(kind) if kind.__class__ is str else None
         if inner.__class__ is not dict or (call_id := call.get("id")).__class__ is not str \
                 or (name := inner.get("name")).__class__ is not str:
             return False
@@ -129,7 +130,7 @@ def _named(calls: list[Any], names: dict[str, str]) -> bool:
 
 def _text(item: dict[str, Any], limits: Limits) -> Plain | None:
     role, text = item["role"], item["content"]
-    if role not in PLAIN_ROLES or text.__class__ is not str or text[:1] == HOLE \
+    if role.__class__ is not str or role not in PLAIN_ROLES or text.__class__ is not str or text[:1] == HOLE \
             or stored_size(text, limits.escaped) > limits.max_message_bytes - _OWN:
         return None
     return Plain(role, text, "openai", (), None, None, limits)

@@ -4,15 +4,19 @@ line that says what and where, before anything is written, on every backend."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import datetime as dt
+import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store import FORMATS, AsyncConversationStore, ConversationStore, convert
+import store as store_package
+from store import FORMATS, AsyncConversationStore, ConversationStore, convert, onepass
 from store.errors import ConvstoreError, InputError, SchemaError
-from store.limits import MAX_DEPTH
+from store.limits import MAX_DEPTH, Limits
 from store.model import Message, TextBlock
 
 
@@ -180,6 +184,62 @@ def test_convert_raises_only_its_own_errors(data, source, target):
         convert(data, from_=source, to=target)
     except ConvstoreError:
         pass
+
+
+SAMPLES = {f: json.loads((Path(store_package.__file__).parent / "samples" / f"{f}.json").read_text()) for f in FORMATS}
+ODD = [None, True, 0, 2**70, 1.5, float("nan"), "", "\x00", "user", "tool", "text", [], {}, [1], {"a": 1}]
+
+
+def _places(value: object, at: tuple = ()) -> list[tuple]:
+    """Every path into a JSON value (its keys and indexes), the value's own first."""
+    inner = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    return [at] + [p for k, v in inner for p in _places(v, (*at, k))]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(list(FORMATS)), st.sampled_from(list(FORMATS)), st.data())
+def test_mutated_samples_raise_only_our_errors(source, target, data):
+    """A format's own sample, one to three values replaced by odd ones (a dict where a name is, a
+    list where a type is) or removed: read, converted and (OpenAI) read for a write in one pass,
+    only convstore's errors come out (a list as a role once raised a TypeError from a set lookup)."""
+    value = copy.deepcopy(SAMPLES[source])
+    for _ in range(data.draw(st.integers(1, 3))):
+        places = _places(value)[1:]
+        if not places:
+            break
+        *parent_at, key = data.draw(st.sampled_from(places))
+        parent = value
+        for k in parent_at:
+            parent = parent[k]
+        if data.draw(st.booleans()):
+            parent[key] = copy.deepcopy(data.draw(st.sampled_from(ODD)))
+        else:
+            del parent[key]
+    try:
+        convert(value, from_=source, to=target)
+        if source == "openai":
+            onepass.read(value, Limits())
+    except ConvstoreError:
+        pass
+
+
+@pytest.mark.parametrize("items", [
+    [{"role": ["user"], "content": "hi"}],  # onepass: a role that is no string, in a set lookup
+    [{"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": ["function"], "function": {}}]},
+     {"role": "tool", "tool_call_id": "c", "content": "r", "name": "f"}],  # a call's type that is no string
+], ids=["role", "call-type"])
+def test_odd_types_in_openai_items_are_schema_errors(store, items):
+    with pytest.raises(SchemaError, match="message 0"):
+        store.save(items, format="openai")
+    assert store.list_conversations() == []
+
+
+def test_a_langchain_part_whose_type_is_no_string_is_kept():
+    msgs = [{"type": "human", "data": {"content": [{"type": {"odd": 1}, "x": 1}]}}]
+    assert convert(msgs, from_="langchain", to="langchain") == msgs  # kept as it is, as any unknown part
+    lost: list = []
+    convert(msgs, from_="langchain", to="openai", on_loss=lost.append)
+    assert lost  # OpenAI has no place for it: said, not dropped in silence
 
 
 def test_urls_as_people_write_them(tmp_path, monkeypatch):

@@ -263,7 +263,8 @@ def _part_in(part: str | dict[str, Any], index: int, pos: int, where: str) -> Bl
     if kind == "non_standard" and _redacted(part):
         return {"kind": "reasoning", "redacted": True, "data": part["value"]["data"]}
     # a v0 media block (source_type) or any block without a canonical counterpart: kept as it is
-    if kind not in _PARTS or (kind in ("image", "audio", "video", "file") and "source_type" in part):
+    if kind.__class__ is not str or kind not in _PARTS or (kind in ("image", "audio", "video", "file")
+                                                          and "source_type" in part):
         return {"kind": "data", "data": part, "extras": _own({"block": True})}
     try:
         model = _PARTS[kind].validate_python(part)
