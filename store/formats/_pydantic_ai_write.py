@@ -97,7 +97,8 @@ class _Writer:
         head: dict[str, Any] = {"parts": [], "kind": kind, **own.get("defaults", {}), **own.get("fields", {})}
         if n == 0:
             if "timestamp" in own or msg.created_at is not None:
-                head["timestamp"] = own.get("timestamp") or msg.created_at.isoformat()  # type: ignore[union-attr]
+                # as read where it did not parse ("", or null), else the message's time
+                head["timestamp"] = own["timestamp"] if "timestamp" in own else msg.created_at.isoformat()  # type: ignore[union-attr]
             if msg.metadata:
                 head["metadata"] = msg.metadata
             if kind == "response":

@@ -38,6 +38,15 @@ def test_the_fixture_round_trips_exactly_and_is_detected() -> None:
     assert not pydantic_ai.looks_like([{"kind": "request", "parts": [{"type": "text"}]}])
 
 
+@pytest.mark.parametrize("stamp", ["", "yesterday", None])
+def test_a_timestamp_that_is_no_time_is_written_back_as_read(stamp) -> None:
+    """An empty or unparsable timestamp (no created_at) comes back as it was (an empty one
+    raised AttributeError from the writer)."""
+    messages = fixture()
+    messages[0]["timestamp"] = stamp
+    assert convert(messages, from_="pydantic-ai", to="pydantic-ai") == messages
+
+
 def test_messages_split_by_role_and_the_pieces_are_marked_joined() -> None:
     messages = read(fixture(), "pydantic-ai")
     assert [m.role for m in messages] == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant",
