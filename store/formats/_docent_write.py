@@ -28,6 +28,9 @@ def _media_standin(block: Any) -> str:
 
 
 _STANDINS: dict[str, Callable[[Any], str | None]] = {
+    "text": lambda b: b.text,  # beside a tool message's result: a tool message holds that alone
+    "refusal": lambda b: b.text,
+    "reasoning": lambda b: None,
     "image": _media_standin,
     "audio": _media_standin,
     "video": _media_standin,

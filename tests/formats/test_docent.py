@@ -62,6 +62,18 @@ def test_fixture_round_trip_is_exact():
     assert convert(fixture(), from_="docent", to="docent") == FIXTURE
 
 
+def test_text_beside_a_tool_result_is_carried_and_read_back():
+    """A tool message holds its result alone in Docent: a text, refusal or reasoning beside it is
+    carried in metadata and read back in place (a text there raised KeyError from the writer)."""
+    msgs = [Message(role="assistant", content=[ToolCallBlock(call_id="c1", name="f", arguments={})]),
+            Message(role="tool", content=[ToolResultBlock(call_id="c1", output="ok"), TextBlock(text="note"),
+                                          RefusalBlock(text="no"), ReasoningBlock(text="hm")])]
+    out, losses = write(msgs, "docent")
+    assert [(loss.index, loss.field, loss.action) for loss in losses] == [
+        (1, "text", "carried"), (1, "refusal", "carried"), (1, "reasoning", "carried")]
+    assert read(out, "docent")[1].content == msgs[1].content
+
+
 def test_every_kind_maps_to_canonical_blocks():
     msgs = read(fixture(), "docent")
     assert [m.role for m in msgs] == [
