@@ -24,7 +24,7 @@ from . import creation, db, forks, listing, operations as ops, retention, search
 from .codec import new_id
 from .errors import DatabaseError
 from .formats import Loss
-from .limits import Limits
+from .limits import Limits, check_chunk
 from .model import Conversation, Message, Page, ToolCallRecord, ToolStatus
 from .operations import ConversationInfo
 from .repository import DEFAULT_NAMESPACE, DEFAULT_URL, StoreBase, packet_size
@@ -276,7 +276,7 @@ class AsyncConversationStore(StoreBase):
                      chunk: int = streaming.CHUNK) -> AsyncIterator[Any]:
         """The conversation's messages in ``format``, one at a time, in bounded memory
         (see :meth:`store.ConversationStore.export`)."""
-        ops.check_chunk(chunk)  # 0 would cut forever
+        check_chunk(chunk)  # 0 would cut forever
         target = self._target(format)
         if not self._streams(target):
             for value in self._export_part(await self.load_messages(conversation_id), 0, target, strict, on_loss):

@@ -148,6 +148,24 @@ def check_input(messages: Any, format: str) -> None:
     raise InputError(f"invalid {format} input: {json_problem(messages)}")
 
 
+def check_count(what: str, value: Any) -> None:
+    """A count the caller hands over (``limit``, ``last``, ``n``, ``keep``): an integer >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(f"{what} must be an integer >= 0, got {value!r}")
+
+
+def check_chunk(chunk: Any) -> None:
+    """A part's size (``export``'s ``chunk``): an integer >= 1."""
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+        raise InputError(f"chunk must be an integer >= 1, got {chunk!r}")
+
+
+def check_limit(limit: int | None) -> None:
+    """A ``limit`` is None (no limit) or a count: 0 asks for nothing, a negative one is refused."""
+    if limit is not None:
+        check_count("limit", limit)
+
+
 NUL_IN_NAME = "a NUL character, which a format's name may not hold"
 """``source_format`` is stored as it is on every backend (no NUL escape, unlike other texts):
 PostgreSQL would refuse it mid-write."""

@@ -17,11 +17,11 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
 from .errors import InputError
-from .limits import check_source_format, check_text
+from .limits import check_limit, check_source_format, check_text
 from . import usage
 from .model import Page
 from .operations import (
-    ConversationInfo, Scope, check_limit, conversations, decode_key, encode_key, info, locked_count, now, require,
+    ConversationInfo, Scope, conversations, decode_key, encode_key, info, locked_count, now, require,
     stored_time, valid_id,
 )
 from .schema import ConversationTagRow, Timestamp, escape

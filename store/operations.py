@@ -28,7 +28,7 @@ from .errors import ConversationNotFoundError, InputError, SharedHistoryError
 from .fetch import messages as _messages, readable
 from .formats import FORMATS
 from .lean import Writable
-from .limits import Limits
+from .limits import Limits, check_count
 from .prepared import Prepared
 from .model import Conversation, ConversationUsage, Message
 from .schema import BlobRow, BlockRow, ConversationRow, ConversationTagRow, MessageRow, SearchRow, ToolCallRow
@@ -206,24 +206,6 @@ def reserve(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> 
     if index_from is None:
         _INDEX_FROM.run(conn, cid=conversation_id, first=first)
     return first
-
-
-def check_count(what: str, value: Any) -> None:
-    """A count the caller hands over (``limit``, ``last``, ``n``, ``keep``): an integer >= 0."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InputError(f"{what} must be an integer >= 0, got {value!r}")
-
-
-def check_chunk(chunk: Any) -> None:
-    """A part's size (``export``'s ``chunk``): an integer >= 1."""
-    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
-        raise InputError(f"chunk must be an integer >= 1, got {chunk!r}")
-
-
-def check_limit(limit: int | None) -> None:
-    """A ``limit`` is None (no limit) or a count: 0 asks for nothing, a negative one is refused."""
-    if limit is not None:
-        check_count("limit", limit)
 
 
 def delete(conn: sa.Connection, scope: Scope, conversation_id: str) -> None:

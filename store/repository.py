@@ -23,7 +23,7 @@ from .errors import DatabaseError, InputError
 from .formats import Loss, get_format, read, write
 from .formats._common import validate
 from .gcpause import paused_gc
-from .limits import Limits, check_metadata, check_source_format, check_text
+from .limits import Limits, check_chunk, check_metadata, check_source_format, check_text
 from .lean import Writable
 from .model import MESSAGES, Conversation, Message, Page, ToolCallRecord, ToolStatus
 from .operations import ConversationInfo, Scope
@@ -377,7 +377,7 @@ class ConversationStore(StoreBase):
         """The conversation's messages in ``format``, one at a time, read in parts of about
         ``chunk`` messages (for formats in ``store.streaming.STREAM_WRITES``; others are
         loaded whole). Gives the same messages as ``load``, in bounded memory."""
-        ops.check_chunk(chunk)  # 0 would cut forever
+        check_chunk(chunk)  # 0 would cut forever
         target = self._target(format)
         if not self._streams(target):
             yield from self._export_part(self.load_messages(conversation_id), 0, target, strict, on_loss)

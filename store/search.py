@@ -27,11 +27,12 @@ from . import fulltext
 from .chains import chain_for
 from .codec import SEARCHED
 from .errors import ConversationNotFoundError, InputError
+from .limits import check_limit
 from .listing import metadata_clause
 from .model import Page
 from .schema import MARK
 from .operations import (
-    Scope, blocks_t, check_limit, conversations, decode_key, encode_key, messages_t, require, search_t,
+    Scope, blocks_t, conversations, decode_key, encode_key, messages_t, require, search_t,
 )
 
 DEFAULT_PAGE = 20

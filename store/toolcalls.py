@@ -18,11 +18,12 @@ from .codec import BLOCK_COLUMNS, block_from_row, blob_refs, call_arguments, fro
 from .chains import Chain, chain_of
 from .db import ONE_STATEMENT, SnapshotNeeded
 from .errors import AmbiguousToolCallError, InputError, ToolCallNotFoundError
+from .limits import check_limit
 from .fetch import blobs as read_blobs
 from .model import Page, ToolCallRecord, ToolStatus
 from .prepared import Prepared
 from .operations import (
-    Scope, blocks_t, check_limit, conversations, decode_key, encode_key, messages_t, tool_calls_t, valid_id,
+    Scope, blocks_t, conversations, decode_key, encode_key, messages_t, tool_calls_t, valid_id,
 )
 
 def get_tool_call(conn: sa.Connection, scope: Scope, call_id: str, conversation_id: str | None) -> ToolCallRecord:
