@@ -40,11 +40,11 @@ class Limits:
                        max_blob_bytes=min(self.max_blob_bytes, max(cap // 2, MiB)), escaped=True)
 
 
-_ESCAPED = ("\\", "'", '"', "\x00", "\n", "\r", "\x1a")  # what the MySQL drivers escape
+ESCAPED = ("\\", "'", '"', "\x00", "\n", "\r", "\x1a")  # what the MySQL drivers escape
 
 
 def escapes(text: str) -> int:
-    return sum(text.count(c) for c in _ESCAPED)
+    return sum(text.count(c) for c in ESCAPED)
 
 
 def stored_size(text: str, escaped: bool) -> int:
