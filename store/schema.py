@@ -388,7 +388,9 @@ class SearchRow(Base):
     seq: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
     position: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
     kind: Mapped[str] = mapped_column(sa.String(16))
-    body: Mapped[str | None] = mapped_column(LongText)
+    body: Mapped[str | None] = mapped_column(DocText)
+    """Computed in SQL from stored values on PostgreSQL, those holding NUL in their escaped form
+    (``SafeText``), which no text type could decode as a whole: read as stored (``search._unmarked``)."""
 
 
 class BlobRow(Base):

@@ -143,8 +143,7 @@ def _engine(conn: sa.Connection, terms: list[Term]) -> _Engine:
         config = sa.literal_column(f"'{_pg_config(conn)}'::regconfig")
         query = sa.func.to_tsquery(config, sa.bindparam("q", _tsquery(terms)))
         vector = sa.func.to_tsvector(config, s.c.body)  # the expression the GIN index holds
-        # The text as computed in SQL, its escaped values inside it (_unmarked): no SafeText decoding
-        return _Engine(s, s, [vector.op("@@")(query)], sa.func.ts_rank(vector, query), sa.type_coerce(s.c.body, sa.Text))
+        return _Engine(s, s, [vector.op("@@")(query)], sa.func.ts_rank(vector, query), s.c.body)
     match = mysql.match(s.c.body, against=sa.bindparam("q", _boolean_mode(terms))).in_boolean_mode()
     return _Engine(s, s, [match], match, s.c.body)
 

@@ -20,7 +20,7 @@ from store.demo import samples
 from store.errors import ConvstoreError, InputError, SchemaError
 from store.limits import Limits
 from store.model import DataBlock, ImageBlock, Message, TextBlock, ToolCallBlock, ToolResultBlock
-from store.schema import MARK
+from store.schema import MARK, SearchRow
 
 from .samples import chat
 
@@ -396,6 +396,8 @@ def test_nul_and_the_escape_mark_in_filters_and_search(store):
     else:
         assert [h.snippet for h in hits] == ["done\x00 and more words"]
         assert [h.snippet for h in store.search("found")] == [f"{odd} found\x00"]  # its tool's name, then its text
+    with store.engine.connect() as conn:  # the index's rows read through their types (the viewer's test reads every table)
+        assert conn.execute(sa.select(SearchRow.__table__)).all()
 
 
 def test_a_source_format_is_a_name_within_its_column(store):
