@@ -158,7 +158,10 @@ def test_reasoning_left_to_the_document_is_counted_alike(reasoning):
         fast = _outcome(lambda i: onepass.read(i, limits), items, limits, {}, 10)
         assert fast == _outcome(lambda i: docs.read(i, "openai"), items, limits, {}, 10)
         over = len(reasoning.encode()) + reasoning.count("\n") * (1 + limits.escaped) > limits.max_message_bytes
-        assert (fast[0] is not list and "message 1, size" in fast[1]) if over else fast[0][0][1]["extras"]
+        if over:  # the error, as (type, text)
+            assert isinstance(fast, tuple) and "message 1, size" in fast[1]
+        else:  # the rows of one chunk: the reasoning's message row keeps its extras
+            assert fast[0][0][1]["extras"]
 
 
 def test_a_read_error_is_the_general_paths():
