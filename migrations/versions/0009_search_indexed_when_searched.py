@@ -136,9 +136,10 @@ def _index_pending_text(bind: sa.Connection) -> None:
     found = []
     for cid, seq, position, kind, text, tool_name, payload in rows:
         block = _unmark(json.loads(payload) if isinstance(payload, str) else payload or {})
-        block.setdefault("name", _unmark(tool_name))
+        # MariaDB keeps texts as they are (SafeText escapes on PostgreSQL only); its JSON is escaped
+        block.setdefault("name", tool_name)
         if (field := TEXT_FIELD.get(kind)) is not None and text is not None:
-            block[field] = _unmark(text)
+            block[field] = text
         if body := _text(kind, block):
             found.append({"conversation_id": cid, "seq": seq, "position": position, "kind": kind, "body": body})
     if found:

@@ -70,12 +70,15 @@ def _rewrite(where: Any, rewrite: Callable[[str, Row], str | None]) -> None:
               .where(_b.c.conversation_id == sa.bindparam("c"), _b.c.seq == sa.bindparam("s")).order_by(_b.c.position))
     put = (_m.update().where(_m.c.conversation_id == sa.bindparam("c"), _m.c.seq == sa.bindparam("s"))
            .values(doc=sa.bindparam("d")))
+    plain = _text if bind.dialect.name == "postgresql" else (lambda value: value)
     rows = bind.execute(first).all()
     while rows:
         updates = []
         for cid, seq, role, doc, text in rows:
-            found = [tuple(row) for row in bind.execute(blocks, {"c": cid, "s": seq})]
-            row = Row(role, _text(text), found)
+            # the string columns as convstore wrote them, read once (escaped on PostgreSQL only)
+            found = [(kind, plain(call_id), plain(name), payload, plain(block_text))
+                     for kind, call_id, name, payload, block_text in bind.execute(blocks, {"c": cid, "s": seq})]
+            row = Row(role, plain(text), found)
             if (new := rewrite(doc, row)) != doc:
                 updates.append({"c": cid, "s": seq, "d": new})
         if updates:
@@ -93,8 +96,8 @@ def _new(doc: str, row: Row) -> str | None:
         return doc  # several items: no lead
     kind, call_id, _, _, text = row.blocks[0] if row.blocks else (None,) * 5
     if row.role == "tool" and kind == "tool_result" and list(item) == ["role", "tool_call_id", "content"] \
-            and item["role"] == "tool" and item["tool_call_id"] == _text(call_id) and _text(text) is not None \
-            and (leads, item["content"]) in (([HOLE + "content"], HOLE), ([], _text(text))):
+            and item["role"] == "tool" and item["tool_call_id"] == call_id and text is not None \
+            and (leads, item["content"]) in (([HOLE + "content"], HOLE), ([], text)):
         return ""
     calls = _calls_left_out(leads, item, row)
     if not calls:
@@ -105,7 +108,7 @@ def _new(doc: str, row: Row) -> str | None:
 
 def _calls_left_out(leads: list[str], item: dict[str, Any], row: Row) -> list[str]:
     """Leave the item's calls out where each is what its block row says: their leads."""
-    calls = [(_text(c), _text(n), _raw(p)) for k, c, n, p, *_ in row.blocks if k == "tool_call"]
+    calls = [(c, n, _raw(p)) for k, c, n, p, *_ in row.blocks if k == "tool_call"]
     stored = item.get("tool_calls")
     if not calls or not isinstance(stored, list) or len(stored) != len(calls):
         return []
@@ -121,7 +124,7 @@ def _calls_left_out(leads: list[str], item: dict[str, Any], row: Row) -> list[st
 def _text_put_back(leads: list[Any], item: Any, row: Row) -> str | None:
     """A document led by a text's key starting with ``#`` as it was before a lead took its text out
     (its message's ``extras`` may take values from it: it is not set aside)."""
-    text = row.text if row.text is not None else _text(row.blocks[0][4]) if row.blocks else None
+    text = row.text if row.text is not None else row.blocks[0][4] if row.blocks else None
     if text is None or len(leads) != 1 or not isinstance(item, dict) or item.get(leads[0][1:]) != HOLE:
         return None  # never so: revision 0015 led such a document by that text alone
     item[leads[0][1:]] = text
@@ -136,7 +139,7 @@ def _hash_leads(values: list[Any]) -> list[str]:
 def _old(doc: str, row: Row) -> str | None:
     """The document as revision 0015 writes it; None where it cannot be (the canonical path)."""
     if doc == "" and row.role == "tool":
-        call_id = _text(row.blocks[0][1]) if row.blocks else None
+        call_id = row.blocks[0][1] if row.blocks else None
         if call_id is None:
             return None
         return ",".join(orjson.dumps(v).decode() for v in (HOLE + "content", {
@@ -146,7 +149,7 @@ def _old(doc: str, row: Row) -> str | None:
     if not wanted:
         return doc
     leads, item = [v for v in values[:-1] if v[1:2] != "#"], values[-1]
-    calls = [(_text(c), _text(n), _raw(p)) for k, c, n, p, *_ in row.blocks if k == "tool_call"]
+    calls = [(c, n, _raw(p)) for k, c, n, p, *_ in row.blocks if k == "tool_call"]
     for lead in wanted:
         if lead[2:].isdigit() and int(lead[2:]) < len(calls) and None not in calls[k := int(lead[2:])]:
             call_id, name, raw = calls[k]
@@ -160,7 +163,8 @@ def _old(doc: str, row: Row) -> str | None:
 
 
 def _text(value: str | None) -> str | None:
-    """A string column's value as convstore wrote it (on PostgreSQL, one holding NUL is MARK + JSON)."""
+    """A string column's value as convstore wrote it on PostgreSQL (one holding NUL, or starting with MARK,
+    is kept as MARK + its JSON); elsewhere the column holds it as it is."""
     return json.loads(value[len(MARK):]) if isinstance(value, str) and value.startswith(MARK) else value
 
 
