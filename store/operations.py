@@ -162,15 +162,19 @@ def require(conn: sa.Connection, scope: Scope, conversation_id: str) -> Conversa
 def locked_count(conn: sa.Connection, scope: Scope, conversation_id: str) -> int:
     """The conversation's message count, its row locked until the transaction ends
     (so concurrent appends to one conversation take turns)."""
-    rows = _LOCKED_COUNT.run(conn, cid=conversation_id, ns=scope.namespace) if valid_id(conversation_id) else []
+    return _locked_row(conn, scope, conversation_id)[0]
+
+
+def _locked_row(conn: sa.Connection, scope: Scope, conversation_id: str) -> list[Any]:
+    """The conversation's message count and ``index_from``, its row locked (see :func:`locked_count`)."""
+    rows = _LOCKED.run(conn, cid=conversation_id, ns=scope.namespace) if valid_id(conversation_id) else []
     if not rows:
         raise ConversationNotFoundError(conversation_id, scope.namespace)
-    return rows[0][0]
+    return rows[0]
 
 
-_LOCKED_COUNT = Prepared(sa.select(conversations.c.message_count).where(*_OWNED).with_for_update())
-_LOCKED_RESERVATION = Prepared(sa.select(conversations.c.message_count, conversations.c.index_from)
-                               .where(*_OWNED).with_for_update())
+_LOCKED = Prepared(sa.select(conversations.c.message_count, conversations.c.index_from).where(*_OWNED)
+                   .with_for_update())
 
 # The count and the time alone: an UPDATE naming ``index_from`` rewrites its index entry even where
 # the value stays (SQLite: a WAL frame an append, a tenth of its commit). It is set apart, once.
@@ -198,10 +202,7 @@ def reserve(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> 
             raise ConversationNotFoundError(conversation_id, scope.namespace)
         first, index_from = rows[0][0] - n, rows[0][1]
     else:
-        rows = _LOCKED_RESERVATION.run(conn, cid=conversation_id, ns=scope.namespace)
-        if not rows:
-            raise ConversationNotFoundError(conversation_id, scope.namespace)
-        (first, index_from), = rows
+        first, index_from = _locked_row(conn, scope, conversation_id)
         _RESERVE.run(conn, **params)
     if index_from is None:
         _INDEX_FROM.run(conn, cid=conversation_id, first=first)
@@ -396,8 +397,6 @@ def load(conn: sa.Connection, scope: Scope, conversation_id: str, last: int | No
     out), else the canonical messages. A window (``last``) in a format its documents are in is one
     statement (``holes.window``); run as one (``db.ONE_STATEMENT``), a read that needs more
     raises ``db.SnapshotNeeded``."""
-    if last is not None:
-        check_count("last", last)
     seen = holes.window(conn, scope.namespace, conversation_id, last, target) \
         if windowed(last, target) and valid_id(conversation_id) else None
     if seen is not None and seen.items is not None:
