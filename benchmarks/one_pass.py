@@ -188,7 +188,7 @@ def _parameters(chunk: rows.ChunkRows) -> None:
     for table, batch in ((rows.messages_t, chunk.messages), (rows.blocks_t, chunk.blocks),
                          (rows.tool_calls_t, chunk.tool_calls)):
         if batch:
-            bulk._statement(table, _DIALECT, bulk._set_keys(table, batch)).params(batch)
+            bulk._statement(table, _DIALECT, bulk.set_keys(table, batch)).params(batch)
 
 
 def _best(fn: Any, repeat: int) -> float:

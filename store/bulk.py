@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from operator import itemgetter
+from itertools import repeat
+from operator import is_not, itemgetter
 from typing import Any
 
 import sqlalchemy as sa
@@ -84,12 +85,25 @@ def _statement(table: sa.Table, dialect: sa.Dialect, keys: tuple[str, ...]) -> _
     return _Insert(table, dialect, keys)
 
 
-def _set_keys(table: sa.Table, rows: Sequence[dict[str, Any]]) -> tuple[str, ...]:
+def set_keys(table: sa.Table, rows: Sequence[dict[str, Any]], within: frozenset[str] | None = None) -> tuple[str, ...]:
     """The columns some row sets (not None), in table order: the first row's, then the column's values
-    counted at C speed (most columns a batch leaves NULL it leaves NULL in every row)."""
+    counted at C speed (most columns a batch leaves NULL it leaves NULL in every row). ``within``: the
+    only columns the rows may set, where their maker knows it (each scan of a column left NULL costs
+    a 20k-row chunk of messages 0.07 us a row)."""
+    if not rows:
+        return ()
     first, n = rows[0], len(rows)
+    if within is not None:  # columns the rows set, most likely early on: a scan that stops at the first value
+        return tuple(key for key, nullable in _columns(table) if not nullable or key in within
+                     and any(map(is_not, map(itemgetter(key), rows), repeat(None))))
     return tuple(key for key, nullable in _columns(table) if not nullable or first[key] is not None
                  or n > 1 and list(map(itemgetter(key), rows)).count(None) != n)
+
+
+def union(table: sa.Table, *keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The columns of any of ``keys``, in table order."""
+    every = set().union(*keys)
+    return tuple(key for key, _ in _columns(table) if key in every)
 
 
 @lru_cache(maxsize=16)
@@ -99,11 +113,13 @@ def _columns(table: sa.Table) -> tuple[tuple[str, bool], ...]:
     return tuple((c.key, bool(c.nullable)) for c in table.columns)
 
 
-def insert(conn: sa.Connection, table: sa.Table, rows: Sequence[dict[str, Any]]) -> None:
-    """Insert ``rows`` (dicts holding every column) in one executemany (or COPY)."""
+def insert(conn: sa.Connection, table: sa.Table, rows: Sequence[dict[str, Any]],
+           keys: tuple[str, ...] | None = None) -> None:
+    """Insert ``rows`` (dicts holding every column) in one executemany (or COPY); ``keys``: the
+    columns some row sets, where known (:func:`set_keys`)."""
     if not rows:
         return
-    statement = _statement(table, conn.dialect, _set_keys(table, rows))
+    statement = _statement(table, conn.dialect, set_keys(table, rows) if keys is None else keys)
     copy = len(rows) >= COPY_FROM and sync_psycopg(conn.dialect)
     with paused_gc():  # building the parameters is pure CPU; the I/O below runs with the collector on
         params = statement.tuples(rows) if copy else statement.params(rows)

@@ -354,6 +354,11 @@ _PLAIN_ROW = dict.fromkeys(("conversation_id", "seq", "window_start", "role", "c
                             "source_type", "external_id", "model", "source_format"))
 
 
+PLAIN_COLUMNS = frozenset(("conversation_id", "seq", "window_start", "role", "source_format", "text", "extras", "doc",
+                           "call_id", "tool_name"))
+"""The columns :func:`plain_row` sets (and ``store.onepass.rows`` after it): the others stay None."""
+
+
 def plain_row(conversation_id: str, seq: int, window_start: int, role: str, source_format: str | None,
               text: str | None, extras: str | None, doc: str | None, call_id: str | None = None,
               tool_name: str | None = None) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from sqlalchemy.dialects import postgresql
 
 from . import bulk, links, onepass
 from .chains import END, chain_of, within
-from .codec import BlobSink, block_rows, message_rows
+from .codec import PLAIN_COLUMNS, BlobSink, block_rows, message_rows
 from .docs import documents, picked
 from .gcpause import paused_gc
 from .kept_once import keep_once
@@ -104,6 +104,8 @@ class ChunkRows:
     blocks: list[dict[str, Any]]
     tool_calls: list[dict[str, Any]]
     link_updates: list[dict[str, Any]]
+    message_keys: tuple[str, ...]
+    """The message columns some row sets (``bulk.set_keys``)."""
 
 
 def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Writable], *, first_seq: int,
@@ -119,7 +121,8 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Writable], *
             plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
                               known=known or {}, prior_starts=prior_starts or {})
             rows, blocks = onepass.rows(msgs, ready, conversation_id, first_seq, plan)
-            return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates)
+            keys = bulk.set_keys(messages_t, rows, PLAIN_COLUMNS)
+            return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates, keys)
         offsets = _others(len(msgs), ready) if ready else range(len(msgs))
         general = picked(msgs, offsets) if ready else msgs
         budgets = [Budget(index_base + i, limits) for i in offsets]
@@ -139,9 +142,12 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Writable], *
                             budgets=budgets, docs=docs, texts=texts)
         for budget in budgets:
             budget.check()
+        keys = bulk.set_keys(messages_t, rows)
         if ready:
-            rows, blocks = _with_ready(msgs, ready, offsets, rows, blocks, conversation_id, first_seq, plan)
-    return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates)
+            rows, blocks, ready_keys = _with_ready(msgs, ready, offsets, rows, blocks, conversation_id, first_seq,
+                                                   plan)
+            keys = bulk.union(messages_t, keys, ready_keys)
+    return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates, keys)
 
 
 def _others(n: int, ready: list[int]) -> list[int]:
@@ -151,10 +157,12 @@ def _others(n: int, ready: list[int]) -> list[int]:
 
 def _with_ready(msgs: Sequence[Writable], ready: list[int], others: Sequence[int], rows: list[dict[str, Any]],
                 blocks: list[dict[str, Any]], conversation_id: str, first_seq: int,
-                plan: links.LinkPlan) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                plan: links.LinkPlan) -> tuple[list[dict[str, Any]], list[dict[str, Any]], tuple[str, ...]]:
     """The chunk's message and block rows in seq order: those of the other messages (at offsets
-    ``others``) and those of the messages ``store.onepass`` checked (at offsets ``ready``)."""
+    ``others``) and those of the messages ``store.onepass`` checked (at offsets ``ready``); and the
+    message columns the latter set."""
     ready_rows, ready_blocks = onepass.rows(msgs, ready, conversation_id, first_seq, plan)
+    keys = bulk.set_keys(messages_t, ready_rows, PLAIN_COLUMNS)
     merged, taken, at = [], iter(ready_rows), 0
     for offset, row in zip(others, rows):
         while at < offset:
@@ -163,7 +171,7 @@ def _with_ready(msgs: Sequence[Writable], ready: list[int], others: Sequence[int
         merged.append(row)
         at += 1
     merged += taken
-    return merged, list(heapq.merge(blocks, ready_blocks, key=itemgetter("seq"))) if ready_blocks else blocks
+    return merged, list(heapq.merge(blocks, ready_blocks, key=itemgetter("seq"))) if ready_blocks else blocks, keys
 
 
 def _dumped(msgs: Sequence[Writable]) -> list[dict[str, Any] | None]:
@@ -186,7 +194,7 @@ def write_rows(conn: sa.Connection, conversation_id: str, rows: ChunkRows, *, fr
     _insert_blobs(conn, conversation_id, rows.blobs, fresh)
     small = max(len(rows.messages), len(rows.blocks), len(rows.tool_calls)) < bulk.COPY_FROM
     with pipelined(conn) if small else nullcontext():
-        bulk.insert(conn, messages_t, rows.messages)
+        bulk.insert(conn, messages_t, rows.messages, rows.message_keys)
         bulk.insert(conn, blocks_t, rows.blocks)
         bulk.insert(conn, tool_calls_t, rows.tool_calls)
         _LINK_RESULT.run_many(conn, rows.link_updates)

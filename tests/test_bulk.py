@@ -16,9 +16,9 @@ def test_a_batch_binds_the_columns_some_row_sets():
     for i, row in enumerate(rows):
         row.update(conversation_id="c", seq=i, position=0, kind="text", text="")
     rows[-1]["media_type"] = "image/png"
-    keys = bulk._set_keys(BlockRow.__table__, rows)
+    keys = bulk.set_keys(BlockRow.__table__, rows)
     assert keys == ("conversation_id", "seq", "position", "kind", "text", "media_type")
-    assert bulk._set_keys(BlockRow.__table__, rows[:2]) == ("conversation_id", "seq", "position", "kind", "text")
+    assert bulk.set_keys(BlockRow.__table__, rows[:2]) == ("conversation_id", "seq", "position", "kind", "text")
 
 
 def test_rows_that_set_different_columns_are_stored_as_they_are(store):
@@ -65,3 +65,14 @@ def test_a_nul_or_a_mark_in_one_value_of_a_batch_is_kept(store):
         found = conn.execute(sa.select(table.c.text, table.c.call_id).where(
             table.c.conversation_id == key, table.c.seq >= 10).order_by(table.c.seq)).all()
     assert [tuple(r) for r in found] == [(text, f"c{i}") for i, text in enumerate(texts)]
+
+
+def test_columns_named_by_their_maker_are_the_only_ones_scanned():
+    rows = [{c.key: None for c in BlockRow.__table__.columns} for _ in range(3)]
+    for i, row in enumerate(rows):
+        row.update(conversation_id="c", seq=i, position=0, kind="text", text="" if i else None)
+    rows[-1]["tool_name"] = ""  # an empty value is a value
+    within = frozenset(("conversation_id", "seq", "position", "kind", "text", "tool_name"))
+    assert bulk.set_keys(BlockRow.__table__, rows, within) == bulk.set_keys(BlockRow.__table__, rows) == (
+        "conversation_id", "seq", "position", "kind", "text", "tool_name")
+    assert bulk.set_keys(BlockRow.__table__, [], within) == ()

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from store import docs, links, onepass, rows
+from store import bulk, docs, links, onepass, rows
 from store.errors import ConvstoreError
 from store.holes import HOLE
 from store.lean import Plain
@@ -72,6 +72,7 @@ def _chunked(batch: list[Any], limits: Limits, known: dict[str, bool], size: int
             chunk = rows.chunk_rows(limits, "c", batch[at:at + size], first_seq=5 + at, index_base=at,
                                     known=linked.known, prior_starts=linked.starts)
             linked.add(chunk)
+            assert chunk.message_keys == bulk.set_keys(rows.messages_t, chunk.messages)  # a full scan's
             out.append((chunk.messages, chunk.blocks, chunk.tool_calls, chunk.link_updates, chunk.blobs.rows))
     except ConvstoreError as exc:
         return type(exc), str(exc)
