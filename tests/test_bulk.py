@@ -76,3 +76,18 @@ def test_columns_named_by_their_maker_are_the_only_ones_scanned():
     assert bulk.set_keys(BlockRow.__table__, rows, within) == bulk.set_keys(BlockRow.__table__, rows) == (
         "conversation_id", "seq", "position", "kind", "text", "tool_name")
     assert bulk.set_keys(BlockRow.__table__, [], within) == ()
+
+
+_NULLABLE = [c.key for c in BlockRow.__table__.columns if c.nullable]
+
+
+@given(st.lists(st.dictionaries(st.sampled_from(_NULLABLE), st.sampled_from(["", "x", 0, False])), min_size=1,
+                max_size=6),
+       st.sets(st.sampled_from(_NULLABLE)))
+def test_a_scan_within_the_columns_rows_set_finds_what_a_full_scan_finds(values, more):
+    """Whatever ``within`` names beyond the columns the rows set, and whatever falsy values they hold."""
+    rows = [{**{c.key: None for c in BlockRow.__table__.columns}, "conversation_id": "c", "seq": i, "position": 0,
+             "kind": "text", **row} for i, row in enumerate(values)]
+    set_somewhere = {key for row in values for key in row}
+    assert bulk.set_keys(BlockRow.__table__, rows, frozenset(set_somewhere | more)) == \
+        bulk.set_keys(BlockRow.__table__, rows)
