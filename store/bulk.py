@@ -85,11 +85,12 @@ def _statement(table: sa.Table, dialect: sa.Dialect, keys: tuple[str, ...]) -> _
     return _Insert(table, dialect, keys)
 
 
-def set_keys(table: sa.Table, rows: Sequence[dict[str, Any]], within: frozenset[str] | None = None) -> tuple[str, ...]:
+def set_keys(table: sa.Table, rows: Sequence[dict[str, Any]],
+             within: frozenset[str] | None = None) -> tuple[str, ...]:
     """The columns some row sets (not None), in table order: the first row's, then the column's values
     counted at C speed (most columns a batch leaves NULL it leaves NULL in every row). ``within``: the
-    only columns the rows may set, where their maker knows it (each scan of a column left NULL costs
-    a 20k-row chunk of messages 0.07 us a row)."""
+    only columns the rows may set, where their maker knows it: a scan of a column left NULL costs
+    ~0.07 us a row, and a message row has 14 nullable columns."""
     if not rows:
         return ()
     first, n = rows[0], len(rows)
