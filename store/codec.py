@@ -354,8 +354,8 @@ _PLAIN_ROW = dict.fromkeys(("conversation_id", "seq", "window_start", "role", "c
                             "source_type", "external_id", "model", "source_format"))
 
 
-PLAIN_COLUMNS = frozenset(("conversation_id", "seq", "window_start", "role", "source_format", "text", "extras", "doc",
-                           "call_id", "tool_name"))
+PLAIN_COLUMNS = frozenset(("conversation_id", "seq", "window_start", "role", "source_format", "text",
+                           "extras", "doc", "call_id", "tool_name"))
 """The columns :func:`plain_row` sets (and ``store.onepass.rows`` after it): the others stay None."""
 
 

@@ -144,8 +144,8 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Writable], *
             budget.check()
         keys = bulk.set_keys(messages_t, rows)
         if ready:
-            rows, blocks, ready_keys = _with_ready(msgs, ready, offsets, rows, blocks, conversation_id, first_seq,
-                                                   plan)
+            rows, blocks, ready_keys = _with_ready(msgs, ready, offsets, rows, blocks, conversation_id,
+                                                   first_seq, plan)
             keys = bulk.union(messages_t, keys, ready_keys)
     return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates, keys)
 
@@ -171,7 +171,9 @@ def _with_ready(msgs: Sequence[Writable], ready: list[int], others: Sequence[int
         merged.append(row)
         at += 1
     merged += taken
-    return merged, list(heapq.merge(blocks, ready_blocks, key=itemgetter("seq"))) if ready_blocks else blocks, keys
+    if ready_blocks:
+        blocks = list(heapq.merge(blocks, ready_blocks, key=itemgetter("seq")))
+    return merged, blocks, keys
 
 
 def _dumped(msgs: Sequence[Writable]) -> list[dict[str, Any] | None]:

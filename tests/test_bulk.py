@@ -86,8 +86,9 @@ _NULLABLE = [c.key for c in BlockRow.__table__.columns if c.nullable]
        st.sets(st.sampled_from(_NULLABLE)))
 def test_a_scan_within_the_columns_rows_set_finds_what_a_full_scan_finds(values, more):
     """Whatever ``within`` names beyond the columns the rows set, and whatever falsy values they hold."""
-    rows = [{**{c.key: None for c in BlockRow.__table__.columns}, "conversation_id": "c", "seq": i, "position": 0,
-             "kind": "text", **row} for i, row in enumerate(values)]
+    empty = {c.key: None for c in BlockRow.__table__.columns}
+    rows = [{**empty, "conversation_id": "c", "seq": i, "position": 0, "kind": "text", **row}
+            for i, row in enumerate(values)]
     set_somewhere = {key for row in values for key in row}
     assert bulk.set_keys(BlockRow.__table__, rows, frozenset(set_somewhere | more)) == \
         bulk.set_keys(BlockRow.__table__, rows)
