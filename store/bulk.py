@@ -15,11 +15,12 @@ every ``None`` it binds: 9 NULLs cost a message row 5 us, half its insert).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from functools import lru_cache
 from itertools import repeat
 from operator import is_not, itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
@@ -114,28 +115,71 @@ def _columns(table: sa.Table) -> tuple[tuple[str, bool], ...]:
     return tuple((c.key, bool(c.nullable)) for c in table.columns)
 
 
+class Batch(NamedTuple):
+    """A batch's statement and its parameters, built (:func:`prepare`) before it is sent (:func:`send`)."""
+
+    statement: _Insert
+    params: list[Any]
+    copy: bool
+
+
+def prepare(dialect: sa.Dialect, table: sa.Table, rows: Sequence[dict[str, Any]],
+            keys: tuple[str, ...] | None = None) -> Batch | None:
+    """The statement and parameters of ``rows`` (dicts holding every column; ``keys``: the columns some
+    row sets, where known, see :func:`set_keys`); None for no rows. Pure CPU."""
+    if not rows:
+        return None
+    statement = _statement(table, dialect, set_keys(table, rows) if keys is None else keys)
+    copy = len(rows) >= COPY_FROM and sync_psycopg(dialect)
+    with paused_gc():
+        params = statement.tuples(rows) if copy else statement.params(rows)
+    return Batch(statement, params, copy)
+
+
+def send(conn: sa.Connection, batch: Batch | None, *, defer: bool = False) -> Callable[[], None] | None:
+    """Send a prepared batch in one executemany (or COPY). With ``defer``, a COPY's rows are sent and
+    the wait for the server to take them (its end) is returned to be called later (``rows.insert``
+    builds the next chunk meanwhile); else, and for an executemany, the batch is done on return."""
+    if batch is None:
+        return None
+    if not batch.copy:
+        driver_execute(conn, batch.statement.sql, batch.params, many=True)
+        return None
+    end = _copy(conn, batch.statement, batch.params)
+    if defer:
+        return end
+    end()
+    return None
+
+
 def insert(conn: sa.Connection, table: sa.Table, rows: Sequence[dict[str, Any]],
            keys: tuple[str, ...] | None = None) -> None:
     """Insert ``rows`` (dicts holding every column) in one executemany (or COPY); ``keys``: the
     columns some row sets, where known (:func:`set_keys`)."""
-    if not rows:
-        return
-    statement = _statement(table, conn.dialect, set_keys(table, rows) if keys is None else keys)
-    copy = len(rows) >= COPY_FROM and sync_psycopg(conn.dialect)
-    with paused_gc():  # building the parameters is pure CPU; the I/O below runs with the collector on
-        params = statement.tuples(rows) if copy else statement.params(rows)
-    if copy:
-        _copy(conn, statement, params)
-    else:
-        driver_execute(conn, statement.sql, params, many=True)
+    send(conn, prepare(conn.dialect, table, rows, keys))
 
 
-def _copy(conn: sa.Connection, statement: _Insert, rows: list[list[Any]]) -> None:
+def _copy(conn: sa.Connection, statement: _Insert, rows: list[list[Any]]) -> Callable[[], None]:
+    """Send ``rows`` through COPY; the COPY's end (the wait for the server) is returned."""
     raw = conn.connection.dbapi_connection
     assert raw is not None
+    error = conn.dialect.loaded_dbapi.Error
+    opened = ExitStack()
     try:
-        with raw.cursor() as cursor, cursor.copy(statement.copy_sql) as copy:
-            for values in rows:
-                copy.write_row(values)
-    except conn.dialect.loaded_dbapi.Error as exc:  # the raw cursor bypasses SQLAlchemy
-        raise wrap_driver_error(conn, exc, statement.copy_sql, None) from exc
+        copy = opened.enter_context(opened.enter_context(raw.cursor()).copy(statement.copy_sql))
+        for values in rows:
+            copy.write_row(values)
+    except BaseException as exc:
+        try:
+            if not opened.__exit__(type(exc), exc, exc.__traceback__):
+                raise
+        except error as failed:  # the raw cursor bypasses SQLAlchemy
+            raise wrap_driver_error(conn, failed, statement.copy_sql, None) from failed
+        raise AssertionError("unreachable: a cursor or a COPY does not swallow an error")
+
+    def end() -> None:
+        try:
+            opened.close()
+        except error as failed:
+            raise wrap_driver_error(conn, failed, statement.copy_sql, None) from failed
+    return end

@@ -9,7 +9,8 @@ first what the batch links to (stored calls it answers, window starts of open ca
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import lru_cache
@@ -42,16 +43,59 @@ def insert(conn: sa.Connection, limits: Limits, conversation_id: str, msgs: Sequ
            progress: Callable[[int], None] | None = None) -> None:
     """Insert ``msgs`` at ``first_seq`` in chunks of ``chunk`` messages (bounded rows in memory,
     progress to report), in the caller's transaction. What they link to is read once
-    (:class:`Linked`); each chunk's rows are then built from memory."""
+    (:class:`Linked`); each chunk's rows are then built from memory. Through psycopg's COPY, a
+    chunk's rows are built while the server still takes the chunk before (see :func:`_overlapped`)."""
     linked = Linked.look_up(conn, conversation_id, msgs, first_seq=first_seq, fresh=fresh)
-    for start in range(0, len(msgs), chunk):
-        part = msgs[start:start + chunk]
-        rows = chunk_rows(limits, conversation_id, part, first_seq=first_seq + start, index_base=index_base + start,
-                          known=linked.known, prior_starts=linked.starts)
-        linked.add(rows)
+    built = _built(limits, conversation_id, msgs, linked, first_seq=first_seq, index_base=index_base,
+                   chunk=chunk)
+    if len(msgs) > chunk and bulk.sync_psycopg(conn.dialect):
+        _overlapped(conn, conversation_id, built, fresh=fresh, progress=progress)
+        return
+    for start, part, rows in built:
         write_rows(conn, conversation_id, rows, fresh=fresh and start == 0)
         if progress is not None:
             progress(len(part))
+
+
+Built = Iterator[tuple[int, Sequence[Writable], "ChunkRows"]]
+"""Each chunk's offset in the batch, its messages and its rows."""
+
+
+def _built(limits: Limits, conversation_id: str, msgs: Sequence[Writable], linked: Linked, *, first_seq: int,
+           index_base: int, chunk: int) -> Built:
+    """The chunks' rows, built in turn (what they link to carried in ``linked``)."""
+    for start in range(0, len(msgs), chunk):
+        part = msgs[start:start + chunk]
+        rows = chunk_rows(limits, conversation_id, part, first_seq=first_seq + start,
+                          index_base=index_base + start, known=linked.known, prior_starts=linked.starts)
+        linked.add(rows)
+        yield start, part, rows
+
+
+def _overlapped(conn: sa.Connection, conversation_id: str, built: Built, *, fresh: bool,
+                progress: Callable[[int], None] | None) -> None:
+    """:func:`insert`'s chunks where the end of a COPY waits for the server to take its rows (~4 us a
+    message of the workload, after ~2 us sending them): a worker thread waits for it, without the GIL,
+    while this one builds the next chunk's rows and parameters, and sends nothing until the wait is
+    over: the connection is never used by both at once. (A worker that sent the rows too, while this
+    one built, had both wait for the GIL in turn, and gained nothing.)"""
+    with ThreadPoolExecutor(1, thread_name_prefix="convstore-copy") as worker:
+        ending: Future[None] | None = None
+        done = 0
+        for start, part, rows in built:
+            batches = _prepared(conn.dialect, rows)
+            if ending is not None:
+                ending.result()  # the chunk before is in: its error, if any, is raised here
+                if progress is not None:
+                    progress(done)
+            end = _send(conn, conversation_id, rows, batches, fresh=fresh and start == 0)
+            ending, done = None if end is None else worker.submit(end), len(part)
+            if end is None and progress is not None:
+                progress(done)
+        if ending is not None:
+            ending.result()
+            if progress is not None:
+                progress(done)
 
 
 @dataclass
@@ -193,13 +237,30 @@ def _plain_dump(msg: Plain) -> dict[str, Any]:
 def write_rows(conn: sa.Connection, conversation_id: str, rows: ChunkRows, *, fresh: bool) -> None:
     """Insert a chunk's rows, one executemany (or COPY) per table. A small chunk (an agent's
     append) goes out pipelined on PostgreSQL: one round trip for all its statements."""
+    end = _send(conn, conversation_id, rows, _prepared(conn.dialect, rows), fresh=fresh)
+    if end is not None:
+        end()
+
+
+def _prepared(dialect: sa.Dialect, rows: ChunkRows) -> list[bulk.Batch | None]:
+    """The chunk's statements and parameters: blocks, calls, then messages (pure CPU)."""
+    return [bulk.prepare(dialect, blocks_t, rows.blocks),
+            bulk.prepare(dialect, tool_calls_t, rows.tool_calls),
+            bulk.prepare(dialect, messages_t, rows.messages, rows.message_keys)]
+
+
+def _send(conn: sa.Connection, conversation_id: str, rows: ChunkRows, batches: list[bulk.Batch | None], *,
+          fresh: bool) -> Callable[[], None] | None:
+    """Write a chunk's prepared rows; the messages go last (the largest batch, no foreign key between
+    the tables), and the end of their COPY, if any, is returned to be waited for."""
     _insert_blobs(conn, conversation_id, rows.blobs, fresh)
+    blocks, calls, messages = batches
     small = max(len(rows.messages), len(rows.blocks), len(rows.tool_calls)) < bulk.COPY_FROM
     with pipelined(conn) if small else nullcontext():
-        bulk.insert(conn, messages_t, rows.messages, rows.message_keys)
-        bulk.insert(conn, blocks_t, rows.blocks)
-        bulk.insert(conn, tool_calls_t, rows.tool_calls)
+        bulk.send(conn, blocks)
+        bulk.send(conn, calls)
         _LINK_RESULT.run_many(conn, rows.link_updates)
+        return bulk.send(conn, messages, defer=True)
 
 
 _PRIOR_STARTS = Prepared(sa.select(messages_t.c.seq, messages_t.c.window_start).where(

@@ -6,9 +6,10 @@ import random
 import pytest
 import sqlalchemy as sa
 
+import store.bulk as bulk
 import store.operations as operations
 import store.rows as rows
-from store.errors import DuplicateToolCallError
+from store.errors import ConvstoreError, DuplicateToolCallError
 
 from .conftest import StatementCounter
 from .samples import chat
@@ -78,3 +79,56 @@ def test_stored_calls_are_looked_up_in_lists_of_bounded_length(store, monkeypatc
     with pytest.raises(DuplicateToolCallError, match="k9"):
         store.append(cid, [{"role": "user", "content": "x"}] * 5 + calls[9:])
     assert len(store.load(cid)) == 20
+
+
+def test_chunks_built_while_the_server_takes_the_last_are_one_write(store, monkeypatch):
+    """Through psycopg's COPY, a chunk's rows are built while a worker waits for the COPY before it
+    (``rows._overlapped``): the same rows, links and windows as one chunk, progress in order."""
+    msgs = _tangled(700, 4)
+    whole = store.save(msgs)
+    expected = (_links(store, whole), _windows(store, whole, 30))
+    monkeypatch.setattr(operations, "CHUNK", 100)  # past bulk.COPY_FROM: each chunk's messages by COPY
+    reported = []
+    chunked = store.save(msgs, progress=reported.append)
+    assert reported == [100] * 7
+    assert store.load(chunked) == msgs
+    assert (_links(store, chunked), _windows(store, chunked, 30)) == expected
+
+
+def test_an_error_in_a_later_chunk_leaves_nothing(store, monkeypatch):
+    monkeypatch.setattr(operations, "CHUNK", 100)
+    msgs = _tangled(700, 5)
+    call = next(m for m in msgs if m.get("tool_calls"))
+    msgs[450] = call  # its call id a second time, in the fifth chunk
+    before = [info.id for info in store.list_conversations()]
+    with pytest.raises(DuplicateToolCallError, match="message 450"):
+        store.save(msgs)
+    assert [info.id for info in store.list_conversations()] == before
+    assert store.load(store.save(msgs[:450])) == msgs[:450]  # and the store writes on
+
+
+def test_a_copy_that_fails_at_its_end_fails_the_write(store, monkeypatch):
+    """The end of a COPY, waited for in a worker thread, raises in the write (and undoes it all)."""
+    if store.engine.dialect.name != "postgresql":
+        pytest.skip("psycopg's COPY")
+    real, ends = bulk._copy, []
+
+    def failing(conn, statement, params):  # noqa: ANN001, ANN202
+        end = real(conn, statement, params)
+
+        def broken() -> None:
+            end()
+            ends.append(statement.copy_sql)
+            if len(ends) == 5:
+                raise sa.exc.IntegrityError(statement.copy_sql, None, Exception("refused at the end"))
+        return broken
+
+    monkeypatch.setattr(bulk, "_copy", failing)
+    monkeypatch.setattr(operations, "CHUNK", 100)
+    before = [info.id for info in store.list_conversations()]
+    with pytest.raises(ConvstoreError, match="refused at the end"):
+        store.save(_tangled(700, 6))
+    assert [info.id for info in store.list_conversations()] == before
+    monkeypatch.setattr(bulk, "_copy", real)
+    msgs = _tangled(700, 6)
+    assert store.load(store.save(msgs)) == msgs
