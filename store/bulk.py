@@ -164,18 +164,14 @@ def _copy(conn: sa.Connection, statement: _Insert, rows: list[list[Any]]) -> Cal
     raw = conn.connection.dbapi_connection
     assert raw is not None
     error = conn.dialect.loaded_dbapi.Error
-    opened = ExitStack()
     try:
-        copy = opened.enter_context(opened.enter_context(raw.cursor()).copy(statement.copy_sql))
-        for values in rows:
-            copy.write_row(values)
-    except BaseException as exc:
-        try:
-            if not opened.__exit__(type(exc), exc, exc.__traceback__):
-                raise
-        except error as failed:  # the raw cursor bypasses SQLAlchemy
-            raise wrap_driver_error(conn, failed, statement.copy_sql, None) from failed
-        raise AssertionError("unreachable: a cursor or a COPY does not swallow an error")
+        with ExitStack() as stack:  # closed here on an error; else handed on open, to end the COPY later
+            copy = stack.enter_context(stack.enter_context(raw.cursor()).copy(statement.copy_sql))
+            for values in rows:
+                copy.write_row(values)
+            opened = stack.pop_all()
+    except error as failed:  # the raw cursor bypasses SQLAlchemy
+        raise wrap_driver_error(conn, failed, statement.copy_sql, None) from failed
 
     def end() -> None:
         try:

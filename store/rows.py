@@ -79,23 +79,22 @@ def _overlapped(conn: sa.Connection, conversation_id: str, built: Built, *, fres
     while this one builds the next chunk's rows and parameters, and sends nothing until the wait is
     over: the connection is never used by both at once. (A worker that sent the rows too, while this
     one built, had both wait for the GIL in turn, and gained nothing.)"""
-    with ThreadPoolExecutor(1, thread_name_prefix="convstore-copy") as worker:
-        ending: Future[None] | None = None
-        done = 0
-        for start, part, rows in built:
-            batches = _prepared(conn.dialect, rows)
-            if ending is not None:
-                ending.result()  # the chunk before is in: its error, if any, is raised here
-                if progress is not None:
-                    progress(done)
-            end = _send(conn, conversation_id, rows, batches, fresh=fresh and start == 0)
-            ending, done = None if end is None else worker.submit(end), len(part)
-            if end is None and progress is not None:
-                progress(done)
+    ending: Future[None] | None = None
+    done = 0
+
+    def wait() -> None:  # for the chunk before (its error, if any, is raised here), then its progress
         if ending is not None:
             ending.result()
-            if progress is not None:
-                progress(done)
+        if done and progress is not None:
+            progress(done)
+
+    with ThreadPoolExecutor(1, thread_name_prefix="convstore-copy") as worker:
+        for start, part, rows in built:
+            batches = _prepared(conn.dialect, rows)
+            wait()
+            end = _send(conn, conversation_id, rows, batches, fresh=fresh and start == 0)
+            ending, done = None if end is None else worker.submit(end), len(part)
+        wait()
 
 
 @dataclass
