@@ -61,6 +61,7 @@ class _Pass:
         self.names: dict[str, str] = {}  # the tool names of the calls read so far (the reader's, ahead)
         self.sure = True  # False once a call's name is not known ahead (the reader reads no result after it)
         self.pending: list[int] = []  # the items left to the reader, not read yet
+        self.ordered = False  # whether one of them may read a call's name (see ``_other``)
         self.fields: list[tuple[int, dict[str, Any]]] = []  # what the reader read as fields, to validate
         self.reader = openai.Reader()
 
@@ -75,6 +76,8 @@ class _Pass:
                     plain = self._other(index, item)
             if plain is None:
                 pending.append(index)
+                if item.__class__ is not dict or item.get("role") not in _NAMELESS:
+                    self.ordered = True
             else:
                 out[index] = plain
         self._flush()
@@ -94,7 +97,8 @@ class _Pass:
         if plain is None:
             self.sure = self.sure and (calls is None or _named(calls, self.names))
             return None
-        self._flush()  # the reader's items before it do not see its calls
+        if self.ordered:  # the reader's items before it do not see its calls (a user's image never looks)
+            self._flush()
         for call in plain.content:
             self.names[call.call_id] = self.reader.names[call.call_id] = call.name  # type: ignore[union-attr]
         self.given[index] = None  # its document is its own (``row``), the general path's too (docs.documents)
@@ -113,6 +117,7 @@ class _Pass:
                 self.out[index] = field
             self.given[index] = doc
         self.pending.clear()
+        self.ordered = False
 
 
 def _named(calls: list[Any], names: dict[str, str]) -> bool:
@@ -236,6 +241,7 @@ def _hollow_extras(keys: tuple[str, ...], null: bool) -> JSONText | None:
     return None if notes is None else JSONText(dumps(notes))
 
 
+_NAMELESS = frozenset({"user", "system", "developer"})  # items that read no call's name or id
 _OPENAI_KEYS = openai.FIELDS - OWN_KEYS  # an item holding one of these is read the general way
 _CALL_KEYS = ["id", "type", "function"]
 _FUNCTION_KEYS = ["name", "arguments"]

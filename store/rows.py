@@ -9,6 +9,7 @@ first what the batch links to (stored calls it answers, window starts of open ca
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
@@ -206,17 +207,32 @@ def _with_ready(msgs: Sequence[Writable], ready: list[int], others: Sequence[int
     message columns the latter set."""
     ready_rows, ready_blocks = onepass.rows(msgs, ready, conversation_id, first_seq, plan)
     keys = bulk.set_keys(messages_t, ready_rows, PLAIN_COLUMNS)
-    merged, taken, at = [], iter(ready_rows), 0
-    for offset, row in zip(others, rows):
-        while at < offset:
-            merged.append(next(taken))
-            at += 1
+    merged: list[dict[str, Any]] = []
+    at = 0  # the ready rows taken: the others are few (an image here and there), the ready ones sliced
+    for taken, (offset, row) in enumerate(zip(others, rows)):
+        merged += ready_rows[at:offset - taken]
         merged.append(row)
-        at += 1
-    merged += taken
+        at = offset - taken
+    merged += ready_rows[at:]
     if ready_blocks:
-        blocks = list(heapq.merge(blocks, ready_blocks, key=itemgetter("seq")))
+        blocks = _merged_blocks(ready_blocks, blocks)
     return merged, blocks, keys
+
+
+def _merged_blocks(ready: list[dict[str, Any]], others: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Two messages' block rows in seq order (no seq in both), the others' placed by bisection."""
+    merged: list[dict[str, Any]] = []
+    at = 0
+    for block in others:
+        upto = bisect_left(ready, block["seq"], at, key=_SEQ)
+        merged += ready[at:upto]
+        merged.append(block)
+        at = upto
+    merged += ready[at:]
+    return merged
+
+
+_SEQ = itemgetter("seq")
 
 
 def _dumped(msgs: Sequence[Writable]) -> list[dict[str, Any] | None]:
