@@ -76,7 +76,8 @@ class _Pass:
                     plain = self._other(index, item)
             if plain is None:
                 pending.append(index)
-                if item.__class__ is not dict or item.get("role") not in _NAMELESS:
+                if item.__class__ is not dict or (role := item.get("role")).__class__ is not str \
+                        or role not in _NAMELESS:
                     self.ordered = True
             else:
                 out[index] = plain
