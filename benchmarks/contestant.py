@@ -212,13 +212,12 @@ class _RowsWorkload(list):
 
 def _retarget(chunk: Any, conversation_id: str, seq: int) -> None:
     """Rows built for seq 0 of another conversation, moved to ``seq`` of ``conversation_id``."""
-    for table in (chunk.messages, chunk.blocks, chunk.tool_calls, list(chunk.blobs.rows.values())):
-        for row in table:
-            row["conversation_id"] = conversation_id
-    for row in chunk.messages:
-        row["seq"] = row["window_start"] = seq
+    for row in (*chunk.tool_calls, *chunk.blobs.rows.values()):
+        row["conversation_id"] = conversation_id
+    for row in chunk.messages:  # listed: conversation id, seq, window start first
+        row[0], row[1], row[2] = conversation_id, seq, seq
     for row in chunk.blocks:
-        row["seq"] = seq
+        row[0], row[1] = conversation_id, seq
     for row in chunk.tool_calls:
         row["call_seq"] = seq
         if row.get("result_seq") is not None:

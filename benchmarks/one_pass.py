@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 from sqlalchemy.dialects import sqlite
 
-from store import bulk, docs, onepass, rows
+from store import docs, onepass, rows
 from store.docs import MIN_HOLE
 from store.holes import CONTENT, HOLE, OPEN
 from store.lean import bare_arguments
@@ -167,10 +167,11 @@ def check(items: list[dict[str, Any]]) -> int:
     """That the one pass gives today's rows for every item it takes; the number it takes."""
     messages, blocks, calls, _ = one_pass(items, Limits().max_message_bytes)
     chunks = today(items)
-    by_seq = {row["seq"]: row for chunk in chunks for row in chunk.messages}
+    by_seq = {row["seq"]: row for chunk in chunks for row in _dicts(rows.messages_t, chunk.messages, chunk.message_keys)}
     assert [tuple(itemgetter(*MESSAGE_KEYS)(by_seq[row[0]])) for row in messages] == messages
     taken = {row[0] for row in messages}
-    expected = [itemgetter(*BLOCK_KEYS)(row) for chunk in chunks for row in chunk.blocks if row["seq"] in taken]
+    expected = [itemgetter(*BLOCK_KEYS)(row) for chunk in chunks for row in _dicts(rows.blocks_t, chunk.blocks, chunk.block_keys)
+                if row["seq"] in taken]
     assert expected == blocks
     links = {row["call_id"]: dict(row) for chunk in chunks for row in chunk.tool_calls}
     for update in (update for chunk in chunks for update in chunk.link_updates):  # a result in a later chunk
@@ -180,15 +181,17 @@ def check(items: list[dict[str, Any]]) -> int:
     return len(messages)
 
 
+def _dicts(table: Any, listed: list[list[Any]], keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Listed rows as dicts of every column."""
+    return [dict.fromkeys(table.c.keys()) | dict(zip(keys, row)) for row in listed]
+
+
 _DIALECT = sqlite.dialect()
 
 
 def _parameters(chunk: rows.ChunkRows) -> None:
-    """The executemany parameters of a chunk's rows, as ``bulk.insert`` makes them on SQLite."""
-    for table, batch in ((rows.messages_t, chunk.messages), (rows.blocks_t, chunk.blocks),
-                         (rows.tool_calls_t, chunk.tool_calls)):
-        if batch:
-            bulk._statement(table, _DIALECT, bulk.set_keys(table, batch)).params(batch)
+    """The executemany parameters of a chunk's rows, as ``store.rows`` makes them on SQLite."""
+    rows._prepared(_DIALECT, chunk)
 
 
 def _best(fn: Any, repeat: int) -> float:

@@ -48,11 +48,18 @@ class _Insert:
         self.copy_sql = f"COPY {dialect.identifier_preparer.format_table(table)} ({columns}) FROM STDIN"
 
     def tuples(self, rows: Sequence[dict[str, Any]]) -> list[list[Any]]:
-        """Each row's values in column order, converted. Repeated values (the batch's
+        """Each row's values in column order, converted."""
+        values = self.values
+        return self._converted([list(values(row)) for row in rows])
+
+    def copies(self, rows: Sequence[list[Any]]) -> list[list[Any]]:
+        """Rows already in column order (see :func:`listed`), converted in copies."""
+        return self._converted(list(map(list.copy, rows)))
+
+    def _converted(self, out: list[list[Any]]) -> list[list[Any]]:
+        """``out`` with the columns that need it converted, in place. Repeated values (the batch's
         conversation id, a message's id on each of its blocks) are converted once."""
-        values, processed = self.values, self.processed
-        out = [list(values(row)) for row in rows]
-        for i, process in processed:
+        for i, process in self.processed:
             if (check := self.checked.get(i)) is not None:
                 present = list(filter(None, map(itemgetter(i), out)))  # "" and None stay as they are
                 if not present or not check(present):
@@ -69,11 +76,12 @@ class _Insert:
                     vals[i] = seen[v] = process(v)
         return out
 
-    def params(self, rows: Sequence[dict[str, Any]]) -> list[Any]:
+    def params(self, out: list[list[Any]]) -> list[Any]:
+        """Converted rows (:meth:`tuples`, :meth:`copies`) as the driver takes them."""
         if self.positional:  # sqlite3 and PyMySQL take lists as they take tuples: no copy a row
-            return self.tuples(rows)
+            return out
         keys = self.keys
-        return [dict(zip(keys, vals)) for vals in self.tuples(rows)]
+        return [dict(zip(keys, vals)) for vals in out]
 
 
 COPY_FROM = 64
@@ -86,18 +94,12 @@ def _statement(table: sa.Table, dialect: sa.Dialect, keys: tuple[str, ...]) -> _
     return _Insert(table, dialect, keys)
 
 
-def set_keys(table: sa.Table, rows: Sequence[dict[str, Any]],
-             within: frozenset[str] | None = None) -> tuple[str, ...]:
+def set_keys(table: sa.Table, rows: Sequence[dict[str, Any]]) -> tuple[str, ...]:
     """The columns some row sets (not None), in table order: the first row's, then the column's values
-    counted at C speed (most columns a batch leaves NULL it leaves NULL in every row). ``within``: the
-    only columns the rows may set, where their maker knows it: a scan of a column left NULL costs
-    ~0.07 us a row, and a message row has 14 nullable columns."""
+    counted at C speed (most columns a batch leaves NULL it leaves NULL in every row)."""
     if not rows:
         return ()
     first, n = rows[0], len(rows)
-    if within is not None:  # columns the rows set, most likely early on: a scan that stops at the first value
-        return tuple(key for key, nullable in _columns(table) if not nullable or key in within
-                     and any(map(is_not, map(itemgetter(key), rows), repeat(None))))
     return tuple(key for key, nullable in _columns(table) if not nullable or first[key] is not None
                  or n > 1 and list(map(itemgetter(key), rows)).count(None) != n)
 
@@ -130,10 +132,51 @@ def prepare(dialect: sa.Dialect, table: sa.Table, rows: Sequence[dict[str, Any]]
     if not rows:
         return None
     statement = _statement(table, dialect, set_keys(table, rows) if keys is None else keys)
-    copy = len(rows) >= COPY_FROM and sync_psycopg(dialect)
     with paused_gc():
-        params = statement.tuples(rows) if copy else statement.params(rows)
-    return Batch(statement, params, copy)
+        return _batch(dialect, statement, statement.tuples(rows))
+
+
+def prepare_listed(dialect: sa.Dialect, table: sa.Table, rows: Sequence[list[Any]],
+                   keys: tuple[str, ...]) -> Batch | None:
+    """:func:`prepare` of rows already listed in ``keys`` order, the columns some row sets (:func:`listed`)."""
+    if not rows:
+        return None
+    statement = _statement(table, dialect, keys)
+    assert statement.keys == list(keys), "keys in table order"
+    with paused_gc():
+        return _batch(dialect, statement, statement.copies(rows))
+
+
+def _batch(dialect: sa.Dialect, statement: _Insert, converted: list[list[Any]]) -> Batch:
+    copy = len(converted) >= COPY_FROM and sync_psycopg(dialect)
+    return Batch(statement, converted if copy else statement.params(converted), copy)
+
+
+def listed(table: sa.Table, rows: Sequence[dict[str, Any]]) -> tuple[list[list[Any]], tuple[str, ...]]:
+    """Rows as lists of the columns some row sets (:func:`set_keys`), in table order, and those columns."""
+    keys = set_keys(table, rows)
+    if not keys:
+        return [], keys
+    values = itemgetter(*keys)
+    return ([list(values(row)) for row in rows] if len(keys) > 1 else [[values(row)] for row in rows]), keys
+
+
+def set_columns(table: sa.Table, keys: tuple[str, ...], rows: Sequence[list[Any]]) -> tuple[str, ...]:
+    """Of ``keys`` (the columns of listed ``rows``), those some row sets (not None) or that take no NULL,
+    each scanned until its first value."""
+    nullable = dict(_columns(table))
+    return tuple(key for i, key in enumerate(keys) if not nullable[key]
+                 or any(map(is_not, map(itemgetter(i), rows), repeat(None))))
+
+
+def narrowed(rows: list[list[Any]], keys: tuple[str, ...], to: tuple[str, ...]) -> list[list[Any]]:
+    """Listed rows of ``keys`` as rows of ``to`` (a part of ``keys``, or more of the table's columns,
+    None in each row)."""
+    if to == keys:
+        return rows
+    at = {key: i for i, key in enumerate(keys)}
+    picks = [at.get(key) for key in to]
+    return [[None if i is None else row[i] for i in picks] for row in rows]
 
 
 def send(conn: sa.Connection, batch: Batch | None, *, defer: bool = False) -> Callable[[], None] | None:

@@ -22,8 +22,8 @@ from typing import Any
 
 import orjson
 
-from . import docs
-from .codec import plain_row
+from . import bulk, docs
+from .codec import PLAIN_COLUMNS
 from .docs import MAX_DOC, MIN_HOLE
 from .errors import ConvstoreError
 from .formats import CANONICAL, openai
@@ -33,7 +33,7 @@ from .lean import (OWN_KEYS, PLAIN_ROLES, RESULT_KEYS, TEXT_KEYS, Call, Plain, R
                    bare_arguments)
 from .limits import BOUNDS, Limits, check_input, stored_size
 from .links import LinkPlan
-from .schema import JSONText, dumps
+from .schema import BlockRow, JSONText, MessageRow, dumps
 
 _OWN = len("openai")  # each row's source format, counted in its size as a budget counts it
 _BOUND = BOUNDS["call_id"]
@@ -256,40 +256,48 @@ def checked(msgs: Sequence[Writable], limits: Limits) -> list[int]:
 
 
 def rows(msgs: Sequence[Writable], ready: list[int], conversation_id: str, first_seq: int,
-         plan: LinkPlan) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+         plan: LinkPlan) -> tuple[list[list[Any]], tuple[str, ...], list[list[Any]], tuple[str, ...]]:
     """The message and block rows of the checked messages at offsets ``ready``, as ``store.codec``
-    makes them: a text or a tool result in its message row, and an empty document (``PLAIN``; none
-    for a result that answers no call, which only a list reports); an assistant's calls in block
-    rows, their text before them, and the item as its document, without them (``#k``) or its text
-    where it is long enough (``docs.hollow``)."""
+    makes them, listed (``bulk.listed``), each with the columns its rows set: a text or a tool result
+    in its message row, and an empty document (``PLAIN``; none for a result that answers no call, which
+    only a list reports); an assistant's calls in block rows, their text before them, and the item as
+    its document, without them (``#k``) or its text where it is long enough (``docs.hollow``)."""
     messages, blocks, starts, unanswered = [], [], plan.window_starts, plan.unanswered
     take = list.__getitem__  # a Batch's own is Python code
     for i in ready:
         msg: Plain = take(msgs, i)  # type: ignore[arg-type]
-        seq = first_seq + i
-        row = plain_row(conversation_id, seq, starts[i], msg.role, msg.source_format, msg.text, None, PLAIN)
-        if not msg.content:
-            pass
-        elif msg.content[0].__class__ is Result:
-            row["call_id"], row["tool_name"] = msg.content[0].call_id, msg.name
-            if unanswered and i in unanswered:
-                row["doc"] = None
+        seq, content = first_seq + i, msg.content
+        if not content:
+            row = [conversation_id, seq, starts[i], msg.role, msg.source_format, None, PLAIN, msg.text, None, None]
+        elif content[0].__class__ is Result:
+            row = [conversation_id, seq, starts[i], msg.role, msg.source_format, None,
+                   None if unanswered and i in unanswered else PLAIN, msg.text, content[0].call_id, msg.name]
         else:
-            row["text"] = None
+            row = [conversation_id, seq, starts[i], msg.role, msg.source_format, None, PLAIN, None, None, None]
+            first = 0
             if msg.text is not None:
-                blocks.append(_block(conversation_id, seq, 0, "text", msg.text, None, None))
-            first = 0 if msg.text is None else 1
-            calls: tuple[Call, ...] = msg.content  # type: ignore[assignment]
-            blocks += [_block(conversation_id, seq, position, "tool_call", call.arguments_raw, call.name,
-                              call.call_id) for position, call in enumerate(calls, first)]
+                blocks.append([conversation_id, seq, 0, "text", msg.text, None, None])
+                first = 1
+            blocks += [[conversation_id, seq, position, "tool_call", call.arguments_raw, call.name, call.call_id]
+                       for position, call in enumerate(content, first)]  # type: ignore[union-attr]
         if msg.row is not None:
-            row["extras"], row["doc"] = msg.row
+            row[5], row[6] = msg.row
         messages.append(row)
-    return messages, blocks
+    return (*_set(messages_t, MESSAGE_KEYS, messages), *_set(blocks_t, BLOCK_KEYS, blocks))
 
 
-def _block(conversation_id: str, seq: int, position: int, kind: str, text: str, tool_name: str | None,
-           call_id: str | None) -> dict[str, Any]:
-    return {"conversation_id": conversation_id, "seq": seq, "position": position, "kind": kind,
-            "blob_sha256": None, "text": text, "tool_name": tool_name, "call_id": call_id, "media_type": None,
-            "payload": None}
+def _set(table: Any, keys: tuple[str, ...], rows: list[list[Any]]) -> tuple[list[list[Any]], tuple[str, ...]]:
+    """``rows`` with only the columns some row sets (a chunk of texts sets no call id)."""
+    if not rows:
+        return rows, ()
+    set_keys = bulk.set_columns(table, keys, rows)
+    return bulk.narrowed(rows, keys, set_keys), set_keys
+
+
+messages_t, blocks_t = MessageRow.__table__, BlockRow.__table__
+MESSAGE_KEYS = ("conversation_id", "seq", "window_start", "role", "source_format", "extras", "doc", "text", "call_id",
+                "tool_name")
+"""The message columns :func:`rows` sets (``codec.PLAIN_COLUMNS``), in table order."""
+BLOCK_KEYS = ("conversation_id", "seq", "position", "kind", "text", "tool_name", "call_id")
+assert MESSAGE_KEYS == tuple(c.key for c in messages_t.columns if c.key in PLAIN_COLUMNS)
+assert BLOCK_KEYS == tuple(c.key for c in blocks_t.columns if c.key in BLOCK_KEYS)

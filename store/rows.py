@@ -23,7 +23,7 @@ from sqlalchemy.dialects import postgresql
 
 from . import bulk, links, onepass
 from .chains import END, chain_of, within
-from .codec import PLAIN_COLUMNS, BlobSink, block_rows, message_rows
+from .codec import BlobSink, block_rows, message_rows
 from .docs import documents, picked
 from .gcpause import paused_gc
 from .kept_once import keep_once
@@ -135,21 +135,24 @@ class Linked:
         if lo > self.since:  # the starts below it are needed no more
             self.starts = {seq: start for seq, start in self.starts.items() if seq >= lo}
         self.since = lo
-        self.starts.update((row["seq"], row["window_start"]) for row in rows.messages if row["seq"] >= lo)
+        self.starts.update((row[1], row[2]) for row in rows.messages if row[1] >= lo)  # seq, window_start
 
 
 @dataclass
 class ChunkRows:
     """Everything one chunk of messages writes: rows per table, and links of stored calls
-    that the chunk answers (no ``search`` rows: a search writes them, ``store.fulltext``)."""
+    that the chunk answers (no ``search`` rows: a search writes them, ``store.fulltext``).
+    Message and block rows are listed (``bulk.listed``): each a list of the columns some row sets, in
+    table order (``message_keys``, ``block_keys``; a message row's first three are its conversation
+    id, seq and window start)."""
 
     blobs: BlobSink
-    messages: list[dict[str, Any]]
-    blocks: list[dict[str, Any]]
+    messages: list[list[Any]]
+    blocks: list[list[Any]]
     tool_calls: list[dict[str, Any]]
     link_updates: list[dict[str, Any]]
     message_keys: tuple[str, ...]
-    """The message columns some row sets (``bulk.set_keys``)."""
+    block_keys: tuple[str, ...]
 
 
 def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Writable], *, first_seq: int,
@@ -164,17 +167,16 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Writable], *
         if len(ready) == len(msgs):  # all of them (an agent's append, a chunk of plain items): no general stage
             plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
                               known=known or {}, prior_starts=prior_starts or {})
-            rows, blocks = onepass.rows(msgs, ready, conversation_id, first_seq, plan)
-            keys = bulk.set_keys(messages_t, rows, PLAIN_COLUMNS)
-            return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates, keys)
+            rows, keys, blocks, block_keys = onepass.rows(msgs, ready, conversation_id, first_seq, plan)
+            return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates, keys, block_keys)
         offsets = _others(len(msgs), ready) if ready else range(len(msgs))
         general = picked(msgs, offsets) if ready else msgs
         budgets = [Budget(index_base + i, limits) for i in offsets]
         seqs = [first_seq + i for i in offsets]
         dumped = _dumped(general)
         # values checked before the links: an error names the first message that has one
-        blocks, texts = block_rows(general, dumped, conversation_id=conversation_id, seqs=seqs, blobs=blobs,
-                                   budgets=budgets)
+        block_dicts, texts = block_rows(general, dumped, conversation_id=conversation_id, seqs=seqs, blobs=blobs,
+                                        budgets=budgets)
         plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
                           known=known or {}, prior_starts=prior_starts or {})
         at = {offset: i for i, offset in enumerate(offsets)} if ready else None
@@ -182,16 +184,16 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Writable], *
                          {at[offset] for offset in plan.unanswered if offset in at})
         keep_once(dumped, docs, budgets)
         starts = plan.window_starts if at is None else [plan.window_starts[i] for i in offsets]
-        rows = message_rows(general, dumped, conversation_id=conversation_id, seqs=seqs, window_starts=starts,
-                            budgets=budgets, docs=docs, texts=texts)
+        message_dicts = message_rows(general, dumped, conversation_id=conversation_id, seqs=seqs,
+                                     window_starts=starts, budgets=budgets, docs=docs, texts=texts)
         for budget in budgets:
             budget.check()
-        keys = bulk.set_keys(messages_t, rows)
+        rows, keys = bulk.listed(messages_t, message_dicts)
+        blocks, block_keys = bulk.listed(blocks_t, block_dicts)
         if ready:
-            rows, blocks, ready_keys = _with_ready(msgs, ready, offsets, rows, blocks, conversation_id,
-                                                   first_seq, plan)
-            keys = bulk.union(messages_t, keys, ready_keys)
-    return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates, keys)
+            rows, keys, blocks, block_keys = _with_ready(msgs, ready, offsets, (rows, keys, blocks, block_keys),
+                                                         conversation_id, first_seq, plan)
+    return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates, keys, block_keys)
 
 
 def _others(n: int, ready: list[int]) -> list[int]:
@@ -199,15 +201,22 @@ def _others(n: int, ready: list[int]) -> list[int]:
     return [i for i in range(n) if i not in taken]
 
 
-def _with_ready(msgs: Sequence[Writable], ready: list[int], others: Sequence[int], rows: list[dict[str, Any]],
-                blocks: list[dict[str, Any]], conversation_id: str, first_seq: int,
-                plan: links.LinkPlan) -> tuple[list[dict[str, Any]], list[dict[str, Any]], tuple[str, ...]]:
-    """The chunk's message and block rows in seq order: those of the other messages (at offsets
-    ``others``) and those of the messages ``store.onepass`` checked (at offsets ``ready``); and the
-    message columns the latter set."""
-    ready_rows, ready_blocks = onepass.rows(msgs, ready, conversation_id, first_seq, plan)
-    keys = bulk.set_keys(messages_t, ready_rows, PLAIN_COLUMNS)
-    merged: list[dict[str, Any]] = []
+Listed = tuple[list[list[Any]], tuple[str, ...], list[list[Any]], tuple[str, ...]]
+"""A chunk's message rows and their columns, and its block rows and theirs (``bulk.listed``)."""
+
+
+def _with_ready(msgs: Sequence[Writable], ready: list[int], others: Sequence[int], listed: Listed,
+                conversation_id: str, first_seq: int, plan: links.LinkPlan) -> Listed:
+    """The chunk's message and block rows in seq order: ``listed``, those of the other messages (at
+    offsets ``others``), and those of the messages ``store.onepass`` checked (at offsets ``ready``)."""
+    rows, keys, blocks, block_keys = listed
+    ready_rows, ready_keys, ready_blocks, ready_block_keys = onepass.rows(msgs, ready, conversation_id, first_seq,
+                                                                          plan)
+    keys, block_keys = bulk.union(messages_t, keys, ready_keys), bulk.union(blocks_t, block_keys, ready_block_keys)
+    ready_rows, ready_blocks = bulk.narrowed(ready_rows, ready_keys, keys), \
+        bulk.narrowed(ready_blocks, ready_block_keys, block_keys)
+    rows, blocks = bulk.narrowed(rows, listed[1], keys), bulk.narrowed(blocks, listed[3], block_keys)
+    merged: list[list[Any]] = []
     at = 0  # the ready rows taken: the others are few (an image here and there), the ready ones sliced
     for taken, (offset, row) in enumerate(zip(others, rows)):
         merged += ready_rows[at:offset - taken]
@@ -216,15 +225,15 @@ def _with_ready(msgs: Sequence[Writable], ready: list[int], others: Sequence[int
     merged += ready_rows[at:]
     if ready_blocks:
         blocks = _merged_blocks(ready_blocks, blocks)
-    return merged, blocks, keys
+    return merged, keys, blocks, block_keys
 
 
-def _merged_blocks(ready: list[dict[str, Any]], others: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Two messages' block rows in seq order (no seq in both), the others' placed by bisection."""
-    merged: list[dict[str, Any]] = []
+def _merged_blocks(ready: list[list[Any]], others: list[list[Any]]) -> list[list[Any]]:
+    """Two messages' listed block rows in seq order (no seq in both), the others' placed by bisection."""
+    merged: list[list[Any]] = []
     at = 0
     for block in others:
-        upto = bisect_left(ready, block["seq"], at, key=_SEQ)
+        upto = bisect_left(ready, block[1], at, key=_SEQ)
         merged += ready[at:upto]
         merged.append(block)
         at = upto
@@ -232,7 +241,7 @@ def _merged_blocks(ready: list[dict[str, Any]], others: list[dict[str, Any]]) ->
     return merged
 
 
-_SEQ = itemgetter("seq")
+_SEQ = itemgetter(1)  # a listed row's seq, after its conversation id
 
 
 def _dumped(msgs: Sequence[Writable]) -> list[dict[str, Any] | None]:
@@ -259,9 +268,9 @@ def write_rows(conn: sa.Connection, conversation_id: str, rows: ChunkRows, *, fr
 
 def _prepared(dialect: sa.Dialect, rows: ChunkRows) -> list[bulk.Batch | None]:
     """The chunk's statements and parameters: blocks, calls, then messages (pure CPU)."""
-    return [bulk.prepare(dialect, blocks_t, rows.blocks),
+    return [bulk.prepare_listed(dialect, blocks_t, rows.blocks, rows.block_keys),
             bulk.prepare(dialect, tool_calls_t, rows.tool_calls),
-            bulk.prepare(dialect, messages_t, rows.messages, rows.message_keys)]
+            bulk.prepare_listed(dialect, messages_t, rows.messages, rows.message_keys)]
 
 
 def _send(conn: sa.Connection, conversation_id: str, rows: ChunkRows, batches: list[bulk.Batch | None], *,

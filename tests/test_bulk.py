@@ -67,28 +67,33 @@ def test_a_nul_or_a_mark_in_one_value_of_a_batch_is_kept(store):
     assert [tuple(r) for r in found] == [(text, f"c{i}") for i, text in enumerate(texts)]
 
 
-def test_columns_named_by_their_maker_are_the_only_ones_scanned():
+def test_listed_rows_keep_the_columns_some_row_sets():
     rows = [{c.key: None for c in BlockRow.__table__.columns} for _ in range(3)]
     for i, row in enumerate(rows):
         row.update(conversation_id="c", seq=i, position=0, kind="text", text="" if i else None)
     rows[-1]["tool_name"] = ""  # an empty value is a value
-    within = frozenset(("conversation_id", "seq", "position", "kind", "text", "tool_name"))
-    assert bulk.set_keys(BlockRow.__table__, rows, within) == bulk.set_keys(BlockRow.__table__, rows) == (
-        "conversation_id", "seq", "position", "kind", "text", "tool_name")
-    assert bulk.set_keys(BlockRow.__table__, [], within) == ()
+    listed, keys = bulk.listed(BlockRow.__table__, rows)
+    assert keys == ("conversation_id", "seq", "position", "kind", "text", "tool_name")
+    assert listed == [["c", 0, 0, "text", None, None], ["c", 1, 0, "text", "", None], ["c", 2, 0, "text", "", ""]]
+    assert bulk.listed(BlockRow.__table__, []) == ([], ())
 
 
+_KEYS = tuple(BlockRow.__table__.c.keys())
 _NULLABLE = [c.key for c in BlockRow.__table__.columns if c.nullable]
 
 
 @given(st.lists(st.dictionaries(st.sampled_from(_NULLABLE), st.sampled_from(["", "x", 0, False])), min_size=1,
                 max_size=6),
        st.sets(st.sampled_from(_NULLABLE)))
-def test_a_scan_within_the_columns_rows_set_finds_what_a_full_scan_finds(values, more):
-    """Whatever ``within`` names beyond the columns the rows set, and whatever falsy values they hold."""
-    empty = {c.key: None for c in BlockRow.__table__.columns}
+def test_listed_rows_narrowed_to_the_columns_they_set_are_a_full_scans(values, more):
+    """Rows listed with every column, narrowed to those ``set_columns`` finds (whatever falsy values
+    they hold), are ``listed``'s; and widened to more columns, they hold None there."""
+    empty = dict.fromkeys(_KEYS)
     rows = [{**empty, "conversation_id": "c", "seq": i, "position": 0, "kind": "text", **row}
             for i, row in enumerate(values)]
-    set_somewhere = {key for row in values for key in row}
-    assert bulk.set_keys(BlockRow.__table__, rows, frozenset(set_somewhere | more)) == \
-        bulk.set_keys(BlockRow.__table__, rows)
+    full = [[row[key] for key in _KEYS] for row in rows]
+    keys = bulk.set_columns(BlockRow.__table__, _KEYS, full)
+    assert (bulk.narrowed(full, _KEYS, keys), keys) == bulk.listed(BlockRow.__table__, rows)
+    wider = bulk.union(BlockRow.__table__, keys, tuple(more))
+    assert bulk.narrowed(bulk.narrowed(full, _KEYS, keys), keys, wider) == \
+        [[row[key] if key in keys else None for key in wider] for row in rows]

@@ -44,7 +44,8 @@ def outcome(read_batch: Any, items: list[Any], limits: Limits, known: dict[str, 
                                prior_starts={i: i for i in range(5)})
     except ConvstoreError as exc:
         return type(exc), str(exc)
-    return plan.messages, plan.blocks, plan.tool_calls, plan.link_updates, plan.blobs.rows
+    return (plan.messages, plan.message_keys, plan.blocks, plan.block_keys, plan.tool_calls, plan.link_updates,
+            plan.blobs.rows)
 
 
 _text = st.one_of(st.text(max_size=80), st.sampled_from(["", HOLE, HOLE + "x", "\ud800 lone", "x" * 300]))

@@ -72,8 +72,12 @@ def _chunked(batch: list[Any], limits: Limits, known: dict[str, bool], size: int
             chunk = rows.chunk_rows(limits, "c", batch[at:at + size], first_seq=5 + at, index_base=at,
                                     known=linked.known, prior_starts=linked.starts)
             linked.add(chunk)
-            assert chunk.message_keys == bulk.set_keys(rows.messages_t, chunk.messages)  # a full scan's
-            out.append((chunk.messages, chunk.blocks, chunk.tool_calls, chunk.link_updates, chunk.blobs.rows))
+            for table, keys, listed in ((rows.messages_t, chunk.message_keys, chunk.messages),
+                                        (rows.blocks_t, chunk.block_keys, chunk.blocks)):  # a full scan's columns
+                as_dicts = [{**dict.fromkeys(table.c.keys()), **dict(zip(keys, row))} for row in listed]
+                assert keys == bulk.set_keys(table, as_dicts) and all(len(row) == len(keys) for row in listed)
+            out.append((chunk.messages, chunk.message_keys, chunk.blocks, chunk.block_keys, chunk.tool_calls,
+                        chunk.link_updates, chunk.blobs.rows))
     except ConvstoreError as exc:
         return type(exc), str(exc)
     return out
@@ -162,7 +166,7 @@ def test_reasoning_left_to_the_document_is_counted_alike(reasoning):
         if over:  # the error, as (type, text)
             assert isinstance(fast, tuple) and "message 1, size" in fast[1]
         else:  # the rows of one chunk: the reasoning's message row keeps its extras
-            assert fast[0][0][1]["extras"]
+            assert dict(zip(fast[0][1], fast[0][0][1]))["extras"]
 
 
 def test_a_read_error_is_the_general_paths():
