@@ -39,6 +39,26 @@ def test_rows_that_set_different_columns_are_stored_as_they_are(store):
         (200, None, None, None)]
 
 
+def test_a_null_and_text_that_looks_like_zero_are_stored_as_they_are(store):
+    """On SQLite a NULL in a text column is bound as 0 under NULLIF(?, 0) (``bulk._Insert.zeroed``): no
+    text, "0" and "" included, is taken for it, and a NULL stays a NULL (not 0, not "0")."""
+    cid = store.save([{"role": "user", "content": "hi"}])
+    table = MessageRow.__table__
+    key = cid if store.engine.dialect.name == "postgresql" else cid.replace("-", "")
+    values = ["0", "", None, "0.0", " 0", "00", "NULL", "null", "-0"]
+    rows = [{**{c.key: None for c in table.columns}, "conversation_id": cid, "seq": 10 + i, "window_start": 10 + i,
+             "role": "user", "text": value, "name": value, "call_id": value if i % 2 else None}
+            for i, value in enumerate(values)]
+    with store.engine.begin() as conn:
+        bulk.insert(conn, table, rows)
+        found = conn.execute(sa.select(table.c.text, table.c.name, table.c.call_id, table.c.model)
+                             .where(table.c.conversation_id == key, table.c.seq >= 10).order_by(table.c.seq)).all()
+    assert [tuple(r) for r in found] == [(v, v, v if i % 2 else None, None) for i, v in enumerate(values)]
+    assert all(type(v) in (str, type(None)) for r in found for v in r)
+    statement = bulk._statement(table, store.engine.dialect, bulk.set_keys(table, rows))
+    assert ("NULLIF(?, 0)" in statement.sql) == (store.engine.dialect.name == "sqlite")
+
+
 _PG = postgresql.psycopg.dialect()
 
 
