@@ -10,7 +10,13 @@ the server's own bulk path.
 
 A statement names only the columns some row of the batch sets: the others are NULL
 anyway, and a bound NULL is not free (Python's ``sqlite3`` looks an adapter up for
-every ``None`` it binds: 9 NULLs cost a message row 5 us, half its insert).
+every ``None`` it binds: 9 NULLs cost a message row 5 us, half its insert). Where a
+column some rows set is NULL in others, SQLite's statement takes ``NULLIF(?, 0)`` for it
+and binds 0 for the NULLs of a text column (``_Insert.zeroed``).
+
+Rows come as dicts of every column (:func:`prepare`), or already listed, each a list of
+the columns some row sets in table order (:func:`listed`, :func:`prepare_listed`): the
+one pass (``store.onepass``) builds its rows so.
 """
 
 from __future__ import annotations

@@ -290,8 +290,8 @@ def _set(table: Any, keys: tuple[str, ...], rows: list[list[Any]]) -> tuple[list
     """``rows`` with only the columns some row sets (a chunk of texts sets no call id)."""
     if not rows:
         return rows, ()
-    set_keys = bulk.set_columns(table, keys, rows)
-    return bulk.narrowed(rows, keys, set_keys), set_keys
+    taken = bulk.set_columns(table, keys, rows)
+    return bulk.narrowed(rows, keys, taken), taken
 
 
 messages_t, blocks_t = MessageRow.__table__, BlockRow.__table__

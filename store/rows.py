@@ -212,10 +212,11 @@ def _with_ready(msgs: Sequence[Writable], ready: list[int], others: Sequence[int
     rows, keys, blocks, block_keys = listed
     ready_rows, ready_keys, ready_blocks, ready_block_keys = onepass.rows(msgs, ready, conversation_id, first_seq,
                                                                           plan)
-    keys, block_keys = bulk.union(messages_t, keys, ready_keys), bulk.union(blocks_t, block_keys, ready_block_keys)
-    ready_rows, ready_blocks = bulk.narrowed(ready_rows, ready_keys, keys), \
-        bulk.narrowed(ready_blocks, ready_block_keys, block_keys)
-    rows, blocks = bulk.narrowed(rows, listed[1], keys), bulk.narrowed(blocks, listed[3], block_keys)
+    all_keys, all_block_keys = bulk.union(messages_t, keys, ready_keys), bulk.union(blocks_t, block_keys,
+                                                                                     ready_block_keys)
+    rows, ready_rows = bulk.narrowed(rows, keys, all_keys), bulk.narrowed(ready_rows, ready_keys, all_keys)
+    blocks = bulk.narrowed(blocks, block_keys, all_block_keys)
+    ready_blocks = bulk.narrowed(ready_blocks, ready_block_keys, all_block_keys)
     merged: list[list[Any]] = []
     at = 0  # the ready rows taken: the others are few (an image here and there), the ready ones sliced
     for taken, (offset, row) in enumerate(zip(others, rows)):
@@ -225,7 +226,7 @@ def _with_ready(msgs: Sequence[Writable], ready: list[int], others: Sequence[int
     merged += ready_rows[at:]
     if ready_blocks:
         blocks = _merged_blocks(ready_blocks, blocks)
-    return merged, keys, blocks, block_keys
+    return merged, all_keys, blocks, all_block_keys
 
 
 def _merged_blocks(ready: list[list[Any]], others: list[list[Any]]) -> list[list[Any]]:
