@@ -4,6 +4,7 @@ for them."""
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 from typing import Any
@@ -77,6 +78,9 @@ _items = st.one_of(
               st.one_of(st.just({}), st.builds(lambda c: {"content": c}, st.one_of(st.none(), _text))),
               st.one_of(st.just({}), st.builds(lambda calls: {"tool_calls": calls}, st.lists(_call, max_size=2)))),
     st.builds(lambda c: {"role": "user", "content": [{"type": "text", "text": c}]}, _text),
+    st.builds(lambda c, data: {"role": "user", "content": [  # a blob, its block's columns beside the others'
+        {"type": "text", "text": c}, {"type": "image_url", "image_url": {
+            "url": "data:image/png;base64," + base64.b64encode(data).decode()}}]}, _text, st.binary(max_size=12)),
     st.builds(lambda i, c: {"role": "tool", "tool_call_id": i, "content": [{"type": "text", "text": c}]}, _id, _text),
 )
 

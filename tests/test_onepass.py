@@ -4,6 +4,7 @@ errors as ``docs.read`` and the general rows give, under every limit."""
 
 from __future__ import annotations
 
+import base64
 import copy
 from typing import Any
 
@@ -108,6 +109,27 @@ def test_the_samples_give_the_rows_of_the_general_path(items):
     assert sum(m.__class__ is Plain and m.checked is limits for m in batch) >= 2
     assert _outcome(lambda i: onepass.read(i, limits), items, limits, {}, 7) == \
         _outcome(lambda i: docs.read(i, "openai"), items, limits, {}, 7)
+
+
+def test_a_chunk_with_images_among_calls_gives_the_rows_of_the_general_path():
+    """Images (a blob each, their block rows with columns the one pass never sets) among items read in
+    one pass, and a result after them: the reader reads the images in one run, and the chunk's rows,
+    widened to every column some row sets, are the general path's."""
+    image = {"role": "user", "content": [{"type": "text", "text": "see " * 20}, {"type": "image_url", "image_url": {
+        "url": "data:image/png;base64," + base64.b64encode(b"\x89PNG" + bytes(range(40))).decode()}}]}
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}]}
+    items = [{"role": "user", "content": "hi"}, image, call, image, {"role": "tool", "tool_call_id": "call_1",
+             "content": "done"}, image, {"role": "assistant", "content": "ok"}]
+    limits = Limits()
+    batch = onepass.read(copy.deepcopy(items), limits)
+    assert [i for i, m in enumerate(batch) if m.__class__ is Plain] == [0, 2, 4, 6]
+    for size in (1, 3, 7):
+        fast = _outcome(lambda i: onepass.read(i, limits), items, limits, {}, size)
+        assert fast == _outcome(lambda i: docs.read(i, "openai"), items, limits, {}, size)
+    (messages, message_keys, blocks, block_keys, *_), = fast
+    assert {"media_type", "blob_sha256"} <= set(block_keys) and len(blocks) == 7
+    assert [row[1] for row in blocks] == sorted(row[1] for row in blocks)
 
 
 def test_only_plain_texts_results_and_calls_within_the_limits_are_checked():
