@@ -207,8 +207,9 @@ Listed = tuple[list[list[Any]], tuple[str, ...], list[list[Any]], tuple[str, ...
 
 def _with_ready(msgs: Sequence[Writable], ready: list[int], others: Sequence[int], listed: Listed,
                 conversation_id: str, first_seq: int, plan: links.LinkPlan) -> Listed:
-    """The chunk's message and block rows in seq order: ``listed``, those of the other messages (at
-    offsets ``others``), and those of the messages ``store.onepass`` checked (at offsets ``ready``)."""
+    """The chunk's message and block rows in seq order, each widened to the columns either side sets:
+    those of the other messages (``listed``, at offsets ``others``) and those of the messages
+    ``store.onepass`` checked (at offsets ``ready``)."""
     rows, keys, blocks, block_keys = listed
     ready_rows, ready_keys, ready_blocks, ready_block_keys = onepass.rows(msgs, ready, conversation_id, first_seq,
                                                                           plan)
@@ -230,7 +231,8 @@ def _with_ready(msgs: Sequence[Writable], ready: list[int], others: Sequence[int
 
 
 def _merged_blocks(ready: list[list[Any]], others: list[list[Any]]) -> list[list[Any]]:
-    """Two messages' listed block rows in seq order (no seq in both), the others' placed by bisection."""
+    """Two runs of listed block rows as one, in seq order (no seq in both): the others, few, placed among
+    the ready ones by bisection."""
     merged: list[list[Any]] = []
     at = 0
     for block in others:
