@@ -90,6 +90,41 @@ class Plain:
         return fields
 
 
+class Part(NamedTuple):
+    """A text or an image of a :class:`Parts`, as its block row keeps it (``kind`` as ``store.links``
+    reads a block's)."""
+
+    kind: str  # "text" or "image"
+    text: str | None
+    media_type: str | None = None
+    data: bytes | None = None
+
+
+LIST_NOTES = {"openai": {"content": "list"}}
+"""The notes the OpenAI reader keeps of an item whose content is a list of parts."""
+
+
+@dataclass(slots=True)
+class Parts:
+    """A user's OpenAI item of texts and images (``store.onepass``): a block row a part, an image's bytes
+    in a blob, the item its document. ``row``: its message row's ``extras`` and document, as the
+    general path makes them. Only between a read and its rows; a write under other limits than
+    ``checked`` takes it as its canonical message (:meth:`fields`)."""
+
+    role: str
+    content: tuple[Part, ...]
+    checked: Limits
+    row: tuple[str, str]
+    source_format: str = "openai"
+
+    def fields(self) -> dict[str, Any]:
+        """The canonical message's fields."""
+        blocks = [{"kind": "text", "text": part.text} if part.kind == "text" else
+                  {"kind": "image", "media_type": part.media_type, "data": part.data} for part in self.content]
+        return {"role": self.role, "content": blocks, "source_format": self.source_format,
+                "extras": {name: dict(notes) for name, notes in LIST_NOTES.items()}}
+
+
 def first_position(msg: Writable) -> int:
     """The position of ``msg.content[0]`` among the message's blocks: 1 for the calls of a plain
     message with a text before them (its text block is 0), else 0."""
@@ -170,14 +205,14 @@ def bare_arguments(raw: str) -> bool:
     return value is not None and not needs_escape(text, value)
 
 
-Writable: TypeAlias = Message | Plain
+Writable: TypeAlias = Message | Plain | Parts
 """What a write takes (and a load gives a writer that takes it): canonical messages, with
-plain ones standing in for some."""
+plain ones standing in for some (and on a write, :class:`Parts`)."""
 
 
 def canonical(msgs: list[Writable]) -> list[Message]:
-    """``msgs`` with each :class:`Plain` as its canonical message (validated in one call)."""
+    """``msgs`` with each :class:`Plain` (or :class:`Parts`) as its canonical message (validated in one call)."""
     if all(msg.__class__ is Message for msg in msgs):
         return msgs  # type: ignore[return-value]
-    made = iter(MESSAGES.validate_python([msg.fields() for msg in msgs if msg.__class__ is Plain]))
-    return [next(made) if msg.__class__ is Plain else msg for msg in msgs]  # type: ignore[misc]
+    made = iter(MESSAGES.validate_python([msg.fields() for msg in msgs if msg.__class__ is not Message]))
+    return [msg if msg.__class__ is Message else next(made) for msg in msgs]  # type: ignore[misc]

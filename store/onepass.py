@@ -23,14 +23,15 @@ from typing import Any
 import orjson
 
 from . import bulk, docs
-from .codec import PLAIN_COLUMNS
+from .codec import PLAIN_COLUMNS, BlobSink
 from .docs import MAX_DOC, MIN_HOLE
 from .errors import ConvstoreError
 from .formats import CANONICAL, openai
-from .holes import CONTENT, HOLE, OPEN, PLAIN
+from .formats._common import parse_data_uri
+from .holes import CONTENT, HOLE, HOLE_JSON, OPEN, PLAIN
 from .kept_once import kept_size
-from .lean import (OWN_KEYS, PLAIN_ROLES, RESULT_KEYS, TEXT_KEYS, Call, Plain, Result, Writable,
-                   bare_arguments)
+from .lean import (LIST_NOTES, OWN_KEYS, PLAIN_ROLES, RESULT_KEYS, TEXT_KEYS, Call, Part, Parts, Plain, Result,
+                   Writable, bare_arguments)
 from .limits import BOUNDS, Limits, check_input, stored_size
 from .links import LinkPlan
 from .schema import BlockRow, JSONText, MessageRow, dumps
@@ -71,7 +72,10 @@ class _Pass:
             plain = None
             if item.__class__ is dict:
                 if len(item) == 2 and list(item) == TEXT_KEYS:  # half of an agent's items
-                    plain = _text(item, limits)
+                    if item["content"].__class__ is not list:
+                        plain = _text(item, limits)
+                    elif (plain := _parts(item, limits)) is not None:
+                        self.given[index] = None  # its document is its own (``row``)
                 else:
                     plain = self._other(index, item)
             if plain is None:
@@ -242,6 +246,52 @@ def _hollow_extras(keys: tuple[str, ...], null: bool) -> JSONText | None:
     return None if notes is None else JSONText(dumps(notes))
 
 
+def _parts(item: dict[str, Any], limits: Limits) -> Parts | None:
+    """A user's item whose content is texts (``{"type": "text", "text"}``) and one image or more, each
+    ``{"type": "image_url", "image_url": {"url": a data URL of a media type, its base64 exact}}``, with no
+    HOLE in its texts: as OpenAI's writer writes it back. Its document is its JSON, its first text left
+    out where that is long enough (``docs.hollow``: no string before it is as long)."""
+    if item["role"] != "user":
+        return None
+    escaped, made = limits.escaped, []
+    used = _OWN + _LIST_SIZE[escaped]
+    for part in item["content"]:
+        if part.__class__ is not dict or len(part) != 2:
+            return None
+        if list(part) == _TEXT_PART and part["type"] == "text":
+            if (text := part["text"]).__class__ is not str or HOLE in text:
+                return None
+            used += stored_size(text, escaped)
+            made.append(Part("text", text))
+        elif list(part) == _IMAGE_PART and part["type"] == "image_url":
+            inner = part["image_url"]
+            if inner.__class__ is not dict or list(inner) != _URL or inner["url"].__class__ is not str \
+                    or (decoded := parse_data_uri(inner["url"])) is None or len(decoded[1]) > limits.max_blob_bytes:
+                return None
+            media_type, data = decoded  # ASCII, of the data URL's pattern: its length is its stored size
+            if media_type is None or len(media_type) > BOUNDS["media_type"]:  # the writer names a type
+                return None
+            used += len(media_type)
+            made.append(Part("image", None, media_type, data))
+        else:
+            return None
+    if used > limits.max_message_bytes or all(part.kind == "text" for part in made):
+        return None
+    if len(whole := orjson.dumps(item)) > MAX_DOC:  # as ``docs`` keeps an item: the general path decides
+        return None
+    doc = whole.decode()
+    if (first := made[0].text) is not None and len(first) >= MIN_HOLE:
+        head, _, tail = doc.partition(orjson.dumps(first).decode())
+        doc = _DEEPER + head + HOLE_JSON + tail
+    return Parts("user", tuple(made), limits, (_LIST_EXTRAS, doc))
+
+
+_TEXT_PART, _IMAGE_PART, _URL = ["type", "text"], ["type", "image_url"], ["url"]
+_LIST_EXTRAS = JSONText(dumps(LIST_NOTES))
+_LIST_SIZE = {escaped: stored_size(_LIST_EXTRAS, escaped) for escaped in (False, True)}
+_DEEPER = HOLE_JSON + ","  # the lead of a text left out below the item's own keys (``holes.put``'s "")
+
+
 _NAMELESS = frozenset({"user", "system", "developer"})  # items that read no call's name or id
 _OPENAI_KEYS = openai.FIELDS - OWN_KEYS  # an item holding one of these is read the general way
 _CALL_KEYS = ["id", "type", "function"]
@@ -252,34 +302,41 @@ def checked(msgs: Sequence[Writable], limits: Limits) -> list[int]:
     """The offsets of the messages :func:`read` checked under ``limits``: their rows come from
     :func:`rows`, with no budget."""
     return [i for i, msg in enumerate(msgs)
-            if msg.__class__ is Plain and msg.checked is limits]  # type: ignore[union-attr]
+            if (msg.__class__ is Plain or msg.__class__ is Parts) and msg.checked is limits]  # type: ignore[union-attr]
 
 
-def rows(msgs: Sequence[Writable], ready: list[int], conversation_id: str, first_seq: int,
-         plan: LinkPlan) -> tuple[list[list[Any]], tuple[str, ...], list[list[Any]], tuple[str, ...]]:
+def rows(msgs: Sequence[Writable], ready: list[int], conversation_id: str, first_seq: int, plan: LinkPlan,
+         blobs: BlobSink) -> tuple[list[list[Any]], tuple[str, ...], list[list[Any]], tuple[str, ...]]:
     """The message and block rows of the checked messages at offsets ``ready``, as ``store.codec``
     makes them, listed (``bulk.listed``), each with the columns its rows set: a text or a tool result
     in its message row, and an empty document (``PLAIN``; none for a result that answers no call, which
     only a list reports); an assistant's calls in block rows, their text before them, and the item as
-    its document, without them (``#k``) or its text where it is long enough (``docs.hollow``)."""
+    its document, without them (``#k``) or its text where it is long enough (``docs.hollow``); a user's
+    texts and images (:class:`~store.lean.Parts`) in block rows, each image's bytes in ``blobs``."""
     messages, blocks, starts, unanswered = [], [], plan.window_starts, plan.unanswered
     take = list.__getitem__  # a Batch's own is Python code
     for i in ready:
-        msg: Plain = take(msgs, i)  # type: ignore[arg-type]
+        msg: Plain | Parts = take(msgs, i)  # type: ignore[arg-type]
         seq, content = first_seq + i, msg.content
         if not content:
             row = [conversation_id, seq, starts[i], msg.role, msg.source_format, None, PLAIN, msg.text, None, None]
         elif content[0].__class__ is Result:
             row = [conversation_id, seq, starts[i], msg.role, msg.source_format, None,
                    None if unanswered and i in unanswered else PLAIN, msg.text, content[0].call_id, msg.name]
-        else:
+        elif msg.__class__ is Plain:
             row = [conversation_id, seq, starts[i], msg.role, msg.source_format, None, PLAIN, None, None, None]
             first = 0
             if msg.text is not None:
-                blocks.append([conversation_id, seq, 0, "text", msg.text, None, None])
+                blocks.append([conversation_id, seq, 0, "text", msg.text, None, None, None, None])
                 first = 1
-            blocks += [[conversation_id, seq, position, "tool_call", call.arguments_raw, call.name, call.call_id]
-                       for position, call in enumerate(content, first)]  # type: ignore[union-attr]
+            blocks += [[conversation_id, seq, position, "tool_call", call.arguments_raw, None, call.name,
+                        call.call_id, None] for position, call in enumerate(content, first)]  # type: ignore[union-attr]
+        else:
+            row = [conversation_id, seq, starts[i], msg.role, msg.source_format, None, PLAIN, None, None, None]
+            # a blob row's media type is the first put's (the block rows keep their own): none reads it
+            blocks += [[conversation_id, seq, position, part.kind, part.text, part.media_type, None, None,
+                        None if part.data is None else blobs.put(part.data, part.media_type)]
+                       for position, part in enumerate(content)]
         if msg.row is not None:
             row[5], row[6] = msg.row
         messages.append(row)
@@ -298,6 +355,6 @@ messages_t, blocks_t = MessageRow.__table__, BlockRow.__table__
 MESSAGE_KEYS = ("conversation_id", "seq", "window_start", "role", "source_format", "extras", "doc", "text", "call_id",
                 "tool_name")
 """The message columns :func:`rows` sets (``codec.PLAIN_COLUMNS``), in table order."""
-BLOCK_KEYS = ("conversation_id", "seq", "position", "kind", "text", "tool_name", "call_id")
+BLOCK_KEYS = ("conversation_id", "seq", "position", "kind", "text", "media_type", "tool_name", "call_id", "blob_sha256")
 assert MESSAGE_KEYS == tuple(c.key for c in messages_t.columns if c.key in PLAIN_COLUMNS)
 assert BLOCK_KEYS == tuple(c.key for c in blocks_t.columns if c.key in BLOCK_KEYS)

@@ -24,10 +24,10 @@ from sqlalchemy.dialects import postgresql
 from . import bulk, links, onepass
 from .chains import END, chain_of, within
 from .codec import BlobSink, block_rows, message_rows
-from .docs import documents, picked
+from .docs import Batch, documents, picked
 from .gcpause import paused_gc
 from .kept_once import keep_once
-from .lean import Plain, Writable
+from .lean import Parts, Plain, Writable
 from .limits import Budget, Limits
 from .model import MESSAGES
 from .prepared import Prepared, pipelined
@@ -167,10 +167,10 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Writable], *
         if len(ready) == len(msgs):  # all of them (an agent's append, a chunk of plain items): no general stage
             plan = links.plan(msgs, conversation_id=conversation_id, first_seq=first_seq, index_base=index_base,
                               known=known or {}, prior_starts=prior_starts or {})
-            rows, keys, blocks, block_keys = onepass.rows(msgs, ready, conversation_id, first_seq, plan)
+            rows, keys, blocks, block_keys = onepass.rows(msgs, ready, conversation_id, first_seq, plan, blobs)
             return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates, keys, block_keys)
         offsets = _others(len(msgs), ready) if ready else range(len(msgs))
-        general = picked(msgs, offsets) if ready else msgs
+        general = _unparted(picked(msgs, offsets) if ready else msgs)
         budgets = [Budget(index_base + i, limits) for i in offsets]
         seqs = [first_seq + i for i in offsets]
         dumped = _dumped(general)
@@ -192,8 +192,18 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Writable], *
         blocks, block_keys = bulk.listed(blocks_t, block_dicts)
         if ready:
             rows, keys, blocks, block_keys = _with_ready(msgs, ready, offsets, (rows, keys, blocks, block_keys),
-                                                         conversation_id, first_seq, plan)
+                                                         conversation_id, first_seq, plan, blobs)
     return ChunkRows(blobs, rows, blocks, plan.inserts, plan.updates, keys, block_keys)
+
+
+def _unparted(msgs: Sequence[Writable]) -> Sequence[Writable]:
+    """``msgs`` with each :class:`~store.lean.Parts` (read under other limits) as its canonical message:
+    the general path reads it from there, its document the item (``Batch.given``)."""
+    if not any(msg.__class__ is Parts for msg in msgs):
+        return msgs
+    made = iter(MESSAGES.validate_python([msg.fields() for msg in msgs if msg.__class__ is Parts]))
+    out = [next(made) if msg.__class__ is Parts else msg for msg in msgs]
+    return Batch(out, msgs.given) if isinstance(msgs, Batch) else out
 
 
 def _others(n: int, ready: list[int]) -> list[int]:
@@ -206,13 +216,13 @@ Listed = tuple[list[list[Any]], tuple[str, ...], list[list[Any]], tuple[str, ...
 
 
 def _with_ready(msgs: Sequence[Writable], ready: list[int], others: Sequence[int], listed: Listed,
-                conversation_id: str, first_seq: int, plan: links.LinkPlan) -> Listed:
+                conversation_id: str, first_seq: int, plan: links.LinkPlan, blobs: BlobSink) -> Listed:
     """The chunk's message and block rows in seq order, each widened to the columns either side sets:
     those of the other messages (``listed``, at offsets ``others``) and those of the messages
     ``store.onepass`` checked (at offsets ``ready``)."""
     rows, keys, blocks, block_keys = listed
     ready_rows, ready_keys, ready_blocks, ready_block_keys = onepass.rows(msgs, ready, conversation_id, first_seq,
-                                                                          plan)
+                                                                          plan, blobs)
     all_keys, all_block_keys = bulk.union(messages_t, keys, ready_keys), bulk.union(blocks_t, block_keys,
                                                                                      ready_block_keys)
     rows, ready_rows = bulk.narrowed(rows, keys, all_keys), bulk.narrowed(ready_rows, ready_keys, all_keys)

@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from store import bulk, docs, links, onepass, rows
 from store.errors import ConvstoreError
 from store.holes import HOLE
-from store.lean import Plain
+from store.lean import Parts, Plain
 from store.limits import Limits
+from store.model import MESSAGES
 from tests.samples import OPENAI_CHAT, chat
 from tests.test_lean import _conversation, _id, _rows, _text
 
@@ -34,7 +35,25 @@ _odd = st.one_of(
               st.one_of(st.none(), _inner), _inner, st.booleans()),  # reasoning as its text, or before it
     st.builds(lambda i, c: {"role": "tool", "tool_call_id": i, "content": c}, _id, st.one_of(_inner, _text)),
 )
-_items = st.lists(st.one_of(_conversation, _odd.map(lambda item: [item])), max_size=4).map(
+_b64 = st.binary(max_size=8).map(lambda data: base64.b64encode(data).decode())
+_url = st.one_of(st.builds(lambda t, d: f"data:{t};base64,{d}", st.sampled_from(["image/png", "image/jpeg", ""]), _b64),
+                 st.sampled_from(["data:image/png;base64,AB=", "data:image/png;base64,QUJD\n", "https://x.test/a.png",
+                                  "data:image/png,abc", "data:" + "i" * 250 + "/p;base64,QUJD"]))
+_part = st.one_of(
+    st.builds(lambda t: {"type": "text", "text": t}, st.one_of(_inner, _text)),
+    st.builds(lambda u: {"type": "image_url", "image_url": {"url": u}}, _url),
+    st.builds(lambda u: {"type": "image_url", "image_url": {"url": u, "detail": "low"}}, _url),
+    st.builds(lambda t: {"text": t, "type": "text"}, _inner),  # another order
+    st.just({"type": "input_audio", "input_audio": {"data": "QUJD", "format": "wav"}}),
+)
+_parted = st.one_of(  # texts and images: the same text twice, an image first, odd parts, roles and URLs
+    st.builds(lambda r, parts: {"role": r, "content": parts}, st.sampled_from(["user", "user", "system"]),
+              st.lists(_part, max_size=4)),
+    st.builds(lambda t, u: {"role": "user", "content": [{"type": "text", "text": t}, {"type": "text", "text": t},
+                                                         {"type": "image_url", "image_url": {"url": u}}]}, _inner, _url),
+)
+_items = st.lists(st.one_of(_conversation, _odd.map(lambda item: [item]), _parted.map(lambda item: [item])),
+                  max_size=4).map(
     lambda parts: [item for part in parts for item in part])
 
 _LIMITS = [Limits(), Limits(max_message_bytes=150), Limits(max_message_bytes=150, escaped=True),
@@ -42,14 +61,16 @@ _LIMITS = [Limits(), Limits(max_message_bytes=150), Limits(max_message_bytes=150
 
 
 def _read(read: Any, items: list[Any]) -> Any:
-    """The messages read, and their documents as given (an assistant's item read in one pass carries
-    its own, as the rows keep it: the rows are compared below)."""
+    """The messages read (a user's texts and images read in one pass as their canonical message), and
+    their documents as given (an assistant's item read in one pass carries its own, as the rows keep
+    it: the rows are compared below)."""
     try:
         batch = read(copy.deepcopy(items))
     except ConvstoreError as exc:
         return type(exc), str(exc)
     given = batch.given if isinstance(batch, docs.Batch) else [None] * len(batch)
-    return list(batch), [doc for doc, msg in zip(given, batch) if not (msg.__class__ is Plain and msg.row)]
+    read = [MESSAGES.validate_python([msg.fields()])[0] if msg.__class__ is Parts else msg for msg in batch]
+    return read, [doc for doc, msg in zip(given, batch) if not (msg.__class__ is Plain and msg.row)]
 
 
 def _same_read(items: list[Any], limits: Limits) -> None:
@@ -112,23 +133,26 @@ def test_the_samples_give_the_rows_of_the_general_path(items):
 
 
 def test_a_chunk_with_images_among_calls_gives_the_rows_of_the_general_path():
-    """Images (a blob each, their block rows with columns the one pass never sets) among items read in
-    one pass, and a result after them: the reader reads the images in one run, and the chunk's rows,
-    widened to every column some row sets, are the general path's."""
+    """A user's text and image (a blob each, its block rows' columns beside the calls') among texts,
+    calls and a result, all read in one pass, and the same image with a part the one pass leaves to
+    the reader: the chunk's rows, widened to every column some row sets, are the general path's."""
     image = {"role": "user", "content": [{"type": "text", "text": "see " * 20}, {"type": "image_url", "image_url": {
         "url": "data:image/png;base64," + base64.b64encode(b"\x89PNG" + bytes(range(40))).decode()}}]}
     call = {"role": "assistant", "content": None, "tool_calls": [
         {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}]}
-    items = [{"role": "user", "content": "hi"}, image, call, image, {"role": "tool", "tool_call_id": "call_1",
+    detailed = copy.deepcopy(image)
+    detailed["content"][1]["image_url"]["detail"] = "low"  # its notes in the block's extras: the reader's
+    items = [{"role": "user", "content": "hi"}, image, call, detailed, {"role": "tool", "tool_call_id": "call_1",
              "content": "done"}, image, {"role": "assistant", "content": "ok"}]
     limits = Limits()
     batch = onepass.read(copy.deepcopy(items), limits)
-    assert [i for i, m in enumerate(batch) if m.__class__ is Plain] == [0, 2, 4, 6]
+    assert [m.__class__.__name__ for m in batch] == ["Plain", "Parts", "Plain", "Message", "Plain", "Parts", "Plain"]
     for size in (1, 3, 7):
         fast = _outcome(lambda i: onepass.read(i, limits), items, limits, {}, size)
         assert fast == _outcome(lambda i: docs.read(i, "openai"), items, limits, {}, size)
     (messages, message_keys, blocks, block_keys, *_), = fast
     assert {"media_type", "blob_sha256"} <= set(block_keys) and len(blocks) == 7
+    assert len(fast[0][-1]) == 1  # the three images' one blob
     assert [row[1] for row in blocks] == sorted(row[1] for row in blocks)
 
 
@@ -164,9 +188,11 @@ def test_a_check_under_other_limits_is_not_trusted():
     first use) is checked again, as the general path checks it."""
     arguments = '{"q": "' + "w" * 70 + '"}'
     call = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": arguments}}
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(b"x" * 60).decode()}}
     items = [{"role": "user", "content": "x" * 200},
              {"role": "assistant", "content": "y" * 80, "tool_calls": [call], "reasoning_content": "z" * 90},
-             {"role": "tool", "tool_call_id": "call_1", "content": "done"}]
+             {"role": "tool", "tool_call_id": "call_1", "content": "done"},
+             {"role": "user", "content": [{"type": "text", "text": "v" * 70}, image]}]
     batch = onepass.read(copy.deepcopy(items), Limits())
     assert all(msg.checked is not None for msg in batch)
     for other in (Limits(max_message_bytes=10_000), Limits(max_message_bytes=150)):
