@@ -65,39 +65,44 @@ def plan(messages: Sequence[Writable], *, conversation_id: str, first_seq: int, 
     result = LinkPlan()
     new_calls: dict[str, dict[str, Any]] = {}
     starts = result.window_starts  # this batch's, by offset; those before it in ``prior_starts``
+    add_start, inserts = starts.append, result.inserts
     for offset, msg in enumerate(messages):
         seq = first_seq + offset
         if not msg.content:  # no call, no result (half of an agent's messages): it starts its own window
-            starts.append(seq)
+            add_start(seq)
             continue
         earliest = seq
         for position, block in enumerate(msg.content, first_position(msg)):
-            if block.kind == "tool_call":
-                if block.call_id in new_calls or block.call_id in known:
-                    raise DuplicateToolCallError(block.call_id, index_base + offset)
-                row = {
-                    "conversation_id": conversation_id, "call_id": block.call_id, "name": block.name,
+            kind = block.kind
+            if kind == "tool_call":
+                call_id = block.call_id
+                if call_id in new_calls or call_id in known:
+                    raise DuplicateToolCallError(call_id, index_base + offset)
+                new_calls[call_id] = row = {
+                    "conversation_id": conversation_id, "call_id": call_id, "name": block.name,
                     "status": "pending", "call_seq": seq, "call_position": position,
                     "result_seq": None, "result_position": None,
                 }
-                new_calls[block.call_id] = row
-                result.inserts.append(row)
-            elif block.kind == "tool_result":
+                inserts.append(row)
+            elif kind == "tool_result":
                 status = "error" if block.is_error else "answered"
-                answer = {"status": status, "result_seq": seq, "result_position": position}
                 if (row := new_calls.get(block.call_id)) is not None and row["result_seq"] is None:
-                    row.update(answer)
+                    row["status"], row["result_seq"], row["result_position"] = status, seq, position
                     earliest = min(earliest, row["call_seq"])
                 elif (stored := known.get(block.call_id)) is not None and not stored.answered:
-                    result.updates.append({"cid": conversation_id, "call": block.call_id, **answer})
+                    result.updates.append({"cid": conversation_id, "call": block.call_id, "status": status,
+                                           "result_seq": seq, "result_position": position})
                     stored.answered = True
                     earliest = min(earliest, stored.call_seq)
                 elif row is None and stored is None:
                     result.unanswered.add(offset)
         if earliest != seq:  # a result: back to its call, and as far as the windows in between reach
-            start = min([earliest, *(starts[s - first_seq] if s >= first_seq else prior_starts[s]
-                                     for s in range(earliest, seq))])
+            start = earliest
+            for s in range(earliest, seq):
+                reach = starts[s - first_seq] if s >= first_seq else prior_starts[s]
+                if reach < start:
+                    start = reach
+            add_start(start)
         else:
-            start = seq
-        starts.append(start)
+            add_start(seq)
     return result
