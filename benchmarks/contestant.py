@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import sqlalchemy as sa
@@ -171,14 +172,13 @@ class SchemaBound(_OnStore):
         cid = prepared.conversation_id
         with paused_gc(), self.store._writer.transaction() as conn:  # as convstore pauses it
             ops.new_conversation(conn, self.store.scope, cid, message_count=len(prepared))
-            rows.write_rows(conn, cid, prepared.whole, fresh=True)
+            rows.write_rows(conn, cid, _fresh(prepared.whole), fresh=True)
         return cid
 
     def append(self, conversation: Any, one: Any) -> None:
         with self.store._writer.transaction() as conn:  # convstore's connection for writes
             seq = ops.reserve(conn, self.store.scope, conversation, 1)
-            _retarget(one, conversation, seq)
-            rows.write_rows(conn, conversation, one, fresh=False)
+            rows.write_rows(conn, conversation, _retarget(_fresh(one), conversation, seq), fresh=False)
 
     def load(self, conversation: Any) -> Any:
         return self._rows(conversation, None)
@@ -210,7 +210,14 @@ class _RowsWorkload(list):
         self.whole = whole
 
 
-def _retarget(chunk: Any, conversation_id: str, seq: int) -> None:
+def _fresh(chunk: Any) -> Any:
+    """A copy of a chunk's rows to write: a write converts them in place (``bulk.prepare_listed``), and the
+    workload's are written again in each round (convstore's own, built a write, are not copied)."""
+    return dataclasses.replace(chunk, messages=list(map(list.copy, chunk.messages)),
+                               blocks=list(map(list.copy, chunk.blocks)), tool_calls=list(map(dict.copy, chunk.tool_calls)))
+
+
+def _retarget(chunk: Any, conversation_id: str, seq: int) -> Any:
     """Rows built for seq 0 of another conversation, moved to ``seq`` of ``conversation_id``."""
     for row in (*chunk.tool_calls, *chunk.blobs.rows.values()):
         row["conversation_id"] = conversation_id
@@ -222,3 +229,4 @@ def _retarget(chunk: Any, conversation_id: str, seq: int) -> None:
         row["call_seq"] = seq
         if row.get("result_seq") is not None:
             row["result_seq"] = seq
+    return chunk

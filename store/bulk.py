@@ -64,13 +64,9 @@ class _Insert:
     def tuples(self, rows: Sequence[dict[str, Any]]) -> list[list[Any]]:
         """Each row's values in column order, converted."""
         values = self.values
-        return self._converted([list(values(row)) for row in rows])
+        return self.converted([list(values(row)) for row in rows])
 
-    def copies(self, rows: Sequence[list[Any]]) -> list[list[Any]]:
-        """Rows already in column order (see :func:`listed`), converted in copies."""
-        return self._converted(list(map(list.copy, rows)))
-
-    def _converted(self, out: list[list[Any]]) -> list[list[Any]]:
+    def converted(self, out: list[list[Any]]) -> list[list[Any]]:
         """``out`` with the columns that need it converted, in place. Repeated values (the batch's
         conversation id, a message's id on each of its blocks) are converted once."""
         for i, process in self.processed:
@@ -95,7 +91,7 @@ class _Insert:
         return out
 
     def params(self, out: list[list[Any]]) -> list[Any]:
-        """Converted rows (:meth:`tuples`, :meth:`copies`) as the driver takes them."""
+        """Converted rows (:meth:`tuples`, :meth:`converted`) as the driver takes them."""
         if self.positional:  # sqlite3 and PyMySQL take lists as they take tuples: no copy a row
             return out
         keys = self.keys
@@ -154,15 +150,16 @@ def prepare(dialect: sa.Dialect, table: sa.Table, rows: Sequence[dict[str, Any]]
         return _batch(dialect, statement, statement.tuples(rows))
 
 
-def prepare_listed(dialect: sa.Dialect, table: sa.Table, rows: Sequence[list[Any]],
+def prepare_listed(dialect: sa.Dialect, table: sa.Table, rows: list[list[Any]],
                    keys: tuple[str, ...]) -> Batch | None:
-    """:func:`prepare` of rows already listed in ``keys`` order, the columns some row sets (:func:`listed`)."""
+    """:func:`prepare` of rows already listed in ``keys`` order, the columns some row sets (:func:`listed`),
+    converted in place: the rows are the driver's then, and written once."""
     if not rows:
         return None
     statement = _statement(table, dialect, keys)
     assert statement.keys == list(keys), "keys in table order"
     with paused_gc():
-        return _batch(dialect, statement, statement.copies(rows))
+        return _batch(dialect, statement, statement.converted(rows))
 
 
 def _batch(dialect: sa.Dialect, statement: _Insert, converted: list[list[Any]]) -> Batch:
