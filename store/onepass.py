@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import compress
 from typing import Any
 
 import orjson
@@ -347,6 +348,11 @@ def _set(table: Any, keys: tuple[str, ...], rows: list[list[Any]]) -> tuple[list
     """``rows`` with only the columns some row sets (a chunk of texts sets no call id)."""
     if not rows:
         return rows, ()
+    if len(rows) == 1:  # an agent's append: its values tell at once
+        row, = rows
+        not_null = _NOT_NULL[table]
+        set_ = [value is not None or key in not_null for key, value in zip(keys, row)]
+        return [list(compress(row, set_))], tuple(compress(keys, set_))
     taken = bulk.set_columns(table, keys, rows)
     return bulk.narrowed(rows, keys, taken), taken
 
@@ -356,5 +362,6 @@ MESSAGE_KEYS = ("conversation_id", "seq", "window_start", "role", "source_format
                 "tool_name")
 """The message columns :func:`rows` sets (``codec.PLAIN_COLUMNS``), in table order."""
 BLOCK_KEYS = ("conversation_id", "seq", "position", "kind", "text", "media_type", "tool_name", "call_id", "blob_sha256")
+_NOT_NULL = {table: frozenset(c.key for c in table.columns if not c.nullable) for table in (messages_t, blocks_t)}
 assert MESSAGE_KEYS == tuple(c.key for c in messages_t.columns if c.key in PLAIN_COLUMNS)
 assert BLOCK_KEYS == tuple(c.key for c in blocks_t.columns if c.key in BLOCK_KEYS)
