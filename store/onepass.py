@@ -248,10 +248,10 @@ def _hollow_extras(keys: tuple[str, ...], null: bool) -> JSONText | None:
 
 
 def _parts(item: dict[str, Any], limits: Limits) -> Parts | None:
-    """A user's item whose content is texts (``{"type": "text", "text"}``) and one image or more, each
-    ``{"type": "image_url", "image_url": {"url": a data URL of a media type, its base64 exact}}``, with no
-    HOLE in its texts: as OpenAI's writer writes it back. Its document is its JSON, its first text left
-    out where that is long enough (``docs.hollow``: no string before it is as long)."""
+    """A user's item whose content is texts (``{"type": "text", "text"}``, no HOLE in them) and one image
+    or more (``{"type": "image_url", "image_url": {"url": a data URL naming its media type, its base64
+    exact}}``): the very item OpenAI's writer writes back. Its document is its JSON, its first text left
+    out where that is long enough (``docs.hollow``; no string before that text is as long)."""
     if item["role"] != "user":
         return None
     escaped, made = limits.escaped, []

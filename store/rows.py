@@ -197,8 +197,8 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Writable], *
 
 
 def _unparted(msgs: Sequence[Writable]) -> Sequence[Writable]:
-    """``msgs`` with each :class:`~store.lean.Parts` (read under other limits) as its canonical message:
-    the general path reads it from there, its document the item (``Batch.given``)."""
+    """``msgs`` with each :class:`~store.lean.Parts` (read under other limits) as its canonical message,
+    whose rows and document the general path makes as for any item of parts (none is given)."""
     if not any(msg.__class__ is Parts for msg in msgs):
         return msgs
     made = iter(MESSAGES.validate_python([msg.fields() for msg in msgs if msg.__class__ is Parts]))
