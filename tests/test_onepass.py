@@ -9,6 +9,7 @@ import copy
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +19,7 @@ from store.holes import HOLE
 from store.lean import Parts, Plain
 from store.limits import Limits
 from store.model import MESSAGES
-from tests.samples import OPENAI_CHAT, chat
+from tests.samples import OPENAI_CHAT, PNG, chat
 from tests.test_lean import _conversation, _id, _rows, _text
 
 _inner = st.sampled_from(["", "x", "a" + HOLE, "a\"" + HOLE, "y" * 70, "é" * 40])  # HOLE inside a string
@@ -227,7 +228,10 @@ def test_a_read_error_is_the_general_paths():
 
 
 def test_a_save_and_appends_store_the_rows_of_the_general_path(store, monkeypatch):
-    items = [*OPENAI_CHAT, *chat(12), {"role": "tool", "tool_call_id": "nobody", "content": "stray"}]
+    image = {"role": "user", "content": [{"type": "text", "text": "look " * 20},  # the sample's image's blob again
+                                         {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}]}
+    items = [*OPENAI_CHAT, image, *chat(12), image, {"role": "tool", "tool_call_id": "nobody", "content": "stray"},
+             image]
     fast = store.save(copy.deepcopy(items[:20]))
     for at in range(20, len(items), 3):
         store.append(fast, copy.deepcopy(items[at:at + 3]))
@@ -236,4 +240,12 @@ def test_a_save_and_appends_store_the_rows_of_the_general_path(store, monkeypatc
     for at in range(20, len(items), 3):
         store.append(general, copy.deepcopy(items[at:at + 3]))
     assert _rows(store, fast) == _rows(store, general)
+    assert _blobs(store, fast) == _blobs(store, general) and len(_blobs(store, fast)) == 3  # PNG, PDF, WAV once
     assert store.load(fast) == store.load(general) == items
+
+
+def _blobs(store: Any, cid: str) -> list[tuple[Any, ...]]:
+    key = cid.replace("-", "") if store.engine.dialect.name != "postgresql" else cid
+    with store.engine.connect() as conn:
+        return [tuple(row) for row in conn.execute(sa.text(
+            "SELECT sha256, media_type, size, data FROM blobs WHERE conversation_id = :c ORDER BY sha256"), {"c": key})]
