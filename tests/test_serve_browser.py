@@ -160,6 +160,7 @@ def test_the_tool_call_table_leads_to_the_call(site: Site, watched: Watched) -> 
     page.get_by_label("Tool").fill("get_weather")
     page.get_by_role("button", name="Find").click()
     page.locator("a.place").first.click()
+    page.wait_for_url("**/c/*#call-*")  # the conversation's page, loaded: not the table's, still unloading
     target = page.evaluate("document.querySelector(':target') && document.querySelector(':target').id")
     assert target and target.startswith("call-") and page.locator(f"#{target}").is_visible()
 
