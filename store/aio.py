@@ -32,6 +32,34 @@ from .repository import DEFAULT_NAMESPACE, DEFAULT_URL, StoreBase, packet_size
 T = TypeVar("T")
 
 
+def _noting_workers(engine: AsyncEngine) -> AsyncEngine:
+    """``engine``, noting each aiosqlite connection it opens (for :func:`_drop`)."""
+    if engine.dialect.driver == "aiosqlite":
+        opened: weakref.WeakSet[Any] = weakref.WeakSet()
+        sa.event.listen(engine.sync_engine, "connect", lambda _dbapi, entry: opened.add(entry.driver_connection))
+        _WORKERS[engine.sync_engine] = opened
+    return engine
+
+
+_WORKERS: weakref.WeakKeyDictionary[sa.Engine, weakref.WeakSet[Any]] = weakref.WeakKeyDictionary()
+
+
+def _drop(engine: AsyncEngine) -> None:
+    """Drop the pool of a loop that is closed or not this one: its connections cannot be closed
+    through it (their driver answers on that loop), so they go without a goodbye, as a
+    ``dispose(close=False)`` does. aiosqlite's worker threads are stopped first, from a thread
+    with no event loop: left to the collector, each stopped itself with a future of whatever
+    loop ran at that moment, and answered it from its thread after that loop had closed
+    ("Event loop is closed" in a worker thread)."""
+    workers = list(_WORKERS.pop(engine.sync_engine, ()))
+    if workers:
+        stopping = threading.Thread(target=lambda: [worker.stop() for worker in workers],
+                                    name="convstore-aiosqlite-stop")
+        stopping.start()
+        stopping.join()
+    engine.sync_engine.dispose(close=False)
+
+
 class AsyncConversationStore(StoreBase):
     """Conversations in SQLite, PostgreSQL or MariaDB/MySQL, for asyncio programs.
 
@@ -45,7 +73,7 @@ class AsyncConversationStore(StoreBase):
                  format: str = "openai", create: bool = True, limits: Limits | None = None,
                  engine: AsyncEngine | None = None) -> None:
         super().__init__(namespace=namespace, format=format, limits=limits)
-        first = engine if engine is not None else db.create_async_engine(url)
+        first = _noting_workers(engine if engine is not None else db.create_async_engine(url))
         self._url = first.url
         self._unclaimed: AsyncEngine | None = first
         self._engines: list[tuple[weakref.ref[asyncio.AbstractEventLoop], AsyncEngine]] = []
@@ -70,19 +98,17 @@ class AsyncConversationStore(StoreBase):
                 if ref() is loop:
                     return engine
             self._forget_closed_loops()
-            engine = self._unclaimed or db.create_async_engine(self._url)
+            engine = self._unclaimed or _noting_workers(db.create_async_engine(self._url))
             self._unclaimed = None
             self._engines.append((weakref.ref(loop), engine))
             return engine
 
     def _forget_closed_loops(self) -> None:
-        # Their connections cannot be closed any more (the loop that owns them is gone):
-        # dropped without a goodbye, as a dispose(close=False) does.
         alive = []
         for ref, engine in self._engines:
             loop = ref()
             if loop is None or loop.is_closed():
-                engine.sync_engine.dispose(close=False)
+                _drop(engine)
             else:
                 alive.append((ref, engine))
         self._engines = alive
@@ -127,7 +153,7 @@ class AsyncConversationStore(StoreBase):
             others = [engine for _, engine in self._engines if engine is not current]
             self._engines = [(ref, engine) for ref, engine in self._engines if engine is current]
         for engine in others:
-            engine.sync_engine.dispose(close=False)
+            _drop(engine)
         await current.dispose()
 
     async def __aenter__(self) -> AsyncConversationStore:
