@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from functools import lru_cache
-from itertools import repeat
+from itertools import compress, repeat
 from operator import is_not, itemgetter
 from typing import Any, NamedTuple
 
@@ -176,12 +176,25 @@ def listed(table: sa.Table, rows: Sequence[dict[str, Any]]) -> tuple[list[list[A
     return ([list(values(row)) for row in rows] if len(keys) > 1 else [[values(row)] for row in rows]), keys
 
 
-def set_columns(table: sa.Table, keys: tuple[str, ...], rows: Sequence[list[Any]]) -> tuple[str, ...]:
-    """Of ``keys`` (the columns of listed ``rows``), those some row sets (not None) or that take no NULL,
-    each scanned until its first value."""
-    nullable = dict(_columns(table))
-    return tuple(key for i, key in enumerate(keys) if not nullable[key]
-                 or any(map(is_not, map(itemgetter(i), rows), repeat(None))))
+def trimmed(table: sa.Table, keys: tuple[str, ...], rows: list[list[Any]]) -> tuple[list[list[Any]], tuple[str, ...]]:
+    """Listed ``rows`` of ``keys`` with only the columns some row sets (not None) or that take no NULL,
+    and those columns. One row (an agent's append) is read at once; more, each column is scanned until
+    its first value (a chunk of texts sets no call id)."""
+    if not rows:
+        return rows, ()
+    not_null = _not_null(table)
+    if len(rows) == 1:
+        row, = rows
+        taken = [value is not None or key in not_null for key, value in zip(keys, row)]
+        return [list(compress(row, taken))], tuple(compress(keys, taken))
+    to = tuple(key for i, key in enumerate(keys) if key in not_null
+               or any(map(is_not, map(itemgetter(i), rows), repeat(None))))
+    return narrowed(rows, keys, to), to
+
+
+@lru_cache(maxsize=16)
+def _not_null(table: sa.Table) -> frozenset[str]:
+    return frozenset(key for key, nullable in _columns(table) if not nullable)
 
 
 def narrowed(rows: list[list[Any]], keys: tuple[str, ...], to: tuple[str, ...]) -> list[list[Any]]:

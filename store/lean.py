@@ -22,7 +22,7 @@ OpenAI items so (:func:`convertible`). Tests hold the output and its losses to t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeAlias
 
@@ -210,9 +210,10 @@ Writable: TypeAlias = Message | Plain | Parts
 plain ones standing in for some (and on a write, :class:`Parts`)."""
 
 
-def canonical(msgs: list[Writable]) -> list[Message]:
-    """``msgs`` with each :class:`Plain` (or :class:`Parts`) as its canonical message (validated in one call)."""
-    if all(msg.__class__ is Message for msg in msgs):
+def canonical(msgs: Sequence[Writable], of: tuple[type, ...] = (Plain, Parts)) -> list[Writable]:
+    """``msgs`` with each of the classes ``of`` (by default every :class:`Plain` and :class:`Parts`)
+    as its canonical message, validated in one call; ``msgs`` itself where it holds none."""
+    if not any(msg.__class__ in of for msg in msgs):
         return msgs  # type: ignore[return-value]
-    made = iter(MESSAGES.validate_python([msg.fields() for msg in msgs if msg.__class__ is not Message]))
-    return [msg if msg.__class__ is Message else next(made) for msg in msgs]  # type: ignore[misc]
+    made = iter(MESSAGES.validate_python([msg.fields() for msg in msgs if msg.__class__ in of]))  # type: ignore[union-attr]
+    return [next(made) if msg.__class__ in of else msg for msg in msgs]

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from itertools import compress
 from typing import Any
 
 import orjson
@@ -341,20 +340,7 @@ def rows(msgs: Sequence[Writable], ready: list[int], conversation_id: str, first
         if msg.row is not None:
             row[5], row[6] = msg.row
         messages.append(row)
-    return (*_set(messages_t, MESSAGE_KEYS, messages), *_set(blocks_t, BLOCK_KEYS, blocks))
-
-
-def _set(table: Any, keys: tuple[str, ...], rows: list[list[Any]]) -> tuple[list[list[Any]], tuple[str, ...]]:
-    """``rows`` with only the columns some row sets (a chunk of texts sets no call id)."""
-    if not rows:
-        return rows, ()
-    if len(rows) == 1:  # an agent's append: its values tell at once
-        row, = rows
-        not_null = _NOT_NULL[table]
-        set_ = [value is not None or key in not_null for key, value in zip(keys, row)]
-        return [list(compress(row, set_))], tuple(compress(keys, set_))
-    taken = bulk.set_columns(table, keys, rows)
-    return bulk.narrowed(rows, keys, taken), taken
+    return (*bulk.trimmed(messages_t, MESSAGE_KEYS, messages), *bulk.trimmed(blocks_t, BLOCK_KEYS, blocks))
 
 
 messages_t, blocks_t = MessageRow.__table__, BlockRow.__table__
@@ -362,6 +348,5 @@ MESSAGE_KEYS = ("conversation_id", "seq", "window_start", "role", "source_format
                 "tool_name")
 """The message columns :func:`rows` sets (``codec.PLAIN_COLUMNS``), in table order."""
 BLOCK_KEYS = ("conversation_id", "seq", "position", "kind", "text", "media_type", "tool_name", "call_id", "blob_sha256")
-_NOT_NULL = {table: frozenset(c.key for c in table.columns if not c.nullable) for table in (messages_t, blocks_t)}
 assert MESSAGE_KEYS == tuple(c.key for c in messages_t.columns if c.key in PLAIN_COLUMNS)
 assert BLOCK_KEYS == tuple(c.key for c in blocks_t.columns if c.key in BLOCK_KEYS)

@@ -27,7 +27,7 @@ from .codec import BlobSink, block_rows, message_rows
 from .docs import Batch, documents, picked
 from .gcpause import paused_gc
 from .kept_once import keep_once
-from .lean import Parts, Plain, Writable
+from .lean import Parts, Plain, Writable, canonical
 from .limits import Budget, Limits
 from .model import MESSAGES
 from .prepared import Prepared, pipelined
@@ -199,11 +199,8 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Writable], *
 def _unparted(msgs: Sequence[Writable]) -> Sequence[Writable]:
     """``msgs`` with each :class:`~store.lean.Parts` (read under other limits) as its canonical message,
     whose rows and document the general path makes as for any item of parts (none is given)."""
-    if not any(msg.__class__ is Parts for msg in msgs):
-        return msgs
-    made = iter(MESSAGES.validate_python([msg.fields() for msg in msgs if msg.__class__ is Parts]))
-    out = [next(made) if msg.__class__ is Parts else msg for msg in msgs]
-    return Batch(out, msgs.given) if isinstance(msgs, Batch) else out
+    out = canonical(msgs, of=(Parts,))
+    return Batch(out, msgs.given) if out is not msgs and isinstance(msgs, Batch) else out
 
 
 def _others(n: int, ready: list[int]) -> list[int]:

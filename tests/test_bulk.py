@@ -105,15 +105,16 @@ _NULLABLE = [c.key for c in BlockRow.__table__.columns if c.nullable]
 @given(st.lists(st.dictionaries(st.sampled_from(_NULLABLE), st.sampled_from(["", "x", 0, False])), min_size=1,
                 max_size=6),
        st.sets(st.sampled_from(_NULLABLE)))
-def test_listed_rows_narrowed_to_the_columns_they_set_are_a_full_scans(values, more):
-    """Rows listed with every column, narrowed to those ``set_columns`` finds (whatever falsy values
-    they hold), are ``listed``'s; and widened to more columns, they hold None there."""
+def test_listed_rows_trimmed_to_the_columns_they_set_are_a_full_scans(values, more):
+    """Rows listed with every column, ``trimmed`` to the columns they set (whatever falsy values
+    they hold; one row read at once, more scanned), are ``listed``'s; and widened to more columns,
+    they hold None there."""
     empty = dict.fromkeys(_KEYS)
     rows = [{**empty, "conversation_id": "c", "seq": i, "position": 0, "kind": "text", **row}
             for i, row in enumerate(values)]
     full = [[row[key] for key in _KEYS] for row in rows]
-    keys = bulk.set_columns(BlockRow.__table__, _KEYS, full)
-    assert (bulk.narrowed(full, _KEYS, keys), keys) == bulk.listed(BlockRow.__table__, rows)
+    trimmed, keys = bulk.trimmed(BlockRow.__table__, _KEYS, [list(row) for row in full])
+    assert (trimmed, keys) == bulk.listed(BlockRow.__table__, rows)
     wider = bulk.union(BlockRow.__table__, keys, tuple(more))
     assert bulk.narrowed(bulk.narrowed(full, _KEYS, keys), keys, wider) == \
         [[row[key] if key in keys else None for key in wider] for row in rows]
