@@ -108,10 +108,6 @@ class Convstore(_OnStore):
         super().__init__()
         self.statements = 0
 
-    def open(self, db: Database) -> None:
-        super().open(db)
-        sa.event.listen(self.store.engine, "before_cursor_execute", self._count)
-
     def _count(self, *_: Any) -> None:
         self.statements += 1
 
@@ -140,9 +136,15 @@ class Convstore(_OnStore):
         return loaded
 
     def count_statements(self, fn: Any, *args: Any) -> int:
-        """How many SQL statements ``fn(*args)`` sends."""
+        """How many SQL statements ``fn(*args)`` sends. Counted by a listener there only then: a statement
+        listener costs every statement it sees (``prepared.driver_execute`` dispatches to it), and the
+        timed calls are the store's as a user runs it, with none."""
         before = self.statements
-        fn(*args)
+        sa.event.listen(self.store.engine, "before_cursor_execute", self._count)
+        try:
+            fn(*args)
+        finally:
+            sa.event.remove(self.store.engine, "before_cursor_execute", self._count)
         return self.statements - before
 
 
