@@ -60,6 +60,12 @@ def _drop(engine: AsyncEngine) -> None:
     engine.sync_engine.dispose(close=False)
 
 
+def _drop_all(engines: list[AsyncEngine]) -> None:
+    for engine in engines:
+        _drop(engine)
+    engines.clear()
+
+
 class AsyncConversationStore(StoreBase):
     """Conversations in SQLite, PostgreSQL or MariaDB/MySQL, for asyncio programs.
 
@@ -78,6 +84,10 @@ class AsyncConversationStore(StoreBase):
         self._unclaimed: AsyncEngine | None = first
         self._engines: list[tuple[weakref.ref[asyncio.AbstractEventLoop], AsyncEngine]] = []
         self._first = first
+        self._made: list[AsyncEngine] = [] if engine is not None else [first]
+        """The engines this store made and has not dropped: a store never closed drops them when it is
+        collected (its connections' threads stopped, see :func:`_drop`), an engine handed to it stays."""
+        weakref.finalize(self, _drop_all, self._made).atexit = False  # at exit no thread may start
         self._guard = threading.Lock()
         self._create = create
         self._opened = False
@@ -98,7 +108,10 @@ class AsyncConversationStore(StoreBase):
                 if ref() is loop:
                     return engine
             self._forget_closed_loops()
-            engine = self._unclaimed or _noting_workers(db.create_async_engine(self._url))
+            engine = self._unclaimed
+            if engine is None:
+                engine = _noting_workers(db.create_async_engine(self._url))
+                self._made.append(engine)
             self._unclaimed = None
             self._engines.append((weakref.ref(loop), engine))
             return engine
@@ -108,7 +121,7 @@ class AsyncConversationStore(StoreBase):
         for ref, engine in self._engines:
             loop = ref()
             if loop is None or loop.is_closed():
-                _drop(engine)
+                self._drop(engine)
             else:
                 alive.append((ref, engine))
         self._engines = alive
@@ -153,8 +166,13 @@ class AsyncConversationStore(StoreBase):
             others = [engine for _, engine in self._engines if engine is not current]
             self._engines = [(ref, engine) for ref, engine in self._engines if engine is current]
         for engine in others:
-            _drop(engine)
+            self._drop(engine)
         await current.dispose()
+
+    def _drop(self, engine: AsyncEngine) -> None:
+        _drop(engine)
+        if engine in self._made:
+            self._made.remove(engine)
 
     async def __aenter__(self) -> AsyncConversationStore:
         return await self.open()

@@ -96,6 +96,30 @@ def test_the_connections_of_a_closed_loop_go_quietly(database_url, namespace, mo
     assert not [w for w in caught if "before being closed" in str(w.message)]
 
 
+def test_a_store_never_closed_goes_quietly(database_url, namespace, monkeypatch):
+    """A store dropped unclosed (a script's, a request's): the collector stops its connections' worker
+    threads with no loop to answer, whichever loop runs when it finds them."""
+    gc.collect()
+    time.sleep(0.2)
+    crashed: list[BaseException] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: crashed.append(args.exc_value))
+
+    async def use() -> None:
+        store = AsyncConversationStore(database_url, namespace=namespace)
+        await store.save([{"role": "user", "content": "hi"}])
+
+    async def collect() -> None:
+        gc.collect()
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        asyncio.run(use())
+        asyncio.run(collect())
+        time.sleep(0.2)
+    assert not crashed
+    assert not [w for w in caught if "before being closed" in str(w.message)]
+
+
 def test_a_memory_lock_works_from_every_loop():
     from store.integrations import LoopLock
 
