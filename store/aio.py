@@ -33,8 +33,9 @@ T = TypeVar("T")
 
 
 def _noting_workers(engine: AsyncEngine) -> AsyncEngine:
-    """``engine``, noting each aiosqlite connection it opens (for :func:`_drop`)."""
-    if engine.dialect.driver == "aiosqlite":
+    """``engine``, noting each aiosqlite connection it opens (for :func:`_drop`): one listener an
+    engine, however many stores are handed it."""
+    if engine.dialect.driver == "aiosqlite" and engine.sync_engine not in _WORKERS:
         opened: weakref.WeakSet[Any] = weakref.WeakSet()
         sa.event.listen(engine.sync_engine, "connect", lambda _dbapi, entry: opened.add(entry.driver_connection))
         _WORKERS[engine.sync_engine] = opened
@@ -51,8 +52,10 @@ def _drop(engine: AsyncEngine) -> None:
     with no event loop: left to the collector, each stopped itself with a future of whatever
     loop ran at that moment, and answered it from its thread after that loop had closed
     ("Event loop is closed" in a worker thread)."""
-    workers = list(_WORKERS.pop(engine.sync_engine, ()))
+    opened = _WORKERS.get(engine.sync_engine)
+    workers = list(opened or ())
     if workers:
+        opened.clear()  # type: ignore[union-attr]
         stopping = threading.Thread(target=lambda: [worker.stop() for worker in workers],
                                     name="convstore-aiosqlite-stop")
         stopping.start()

@@ -120,6 +120,19 @@ def test_a_store_never_closed_goes_quietly(database_url, namespace, monkeypatch)
     assert not [w for w in caught if "before being closed" in str(w.message)]
 
 
+def test_stores_handed_one_engine_listen_to_it_once(database_url, namespace):
+    """Stores made on one engine (one a request, say) note its connections with a single listener,
+    not one more a store for the engine's lifetime."""
+    from store import db
+
+    engine = db.create_async_engine(database_url)
+    before = len(engine.sync_engine.pool.dispatch.connect)
+    stores = [AsyncConversationStore(engine=engine, namespace=namespace) for _ in range(5)]
+    assert len(engine.sync_engine.pool.dispatch.connect) - before <= 1
+    del stores
+    asyncio.run(engine.dispose())
+
+
 def test_a_memory_lock_works_from_every_loop():
     from store.integrations import LoopLock
 
