@@ -8,6 +8,8 @@ import gc
 import threading
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from store import AsyncConversationStore
 
@@ -70,39 +72,43 @@ def test_a_store_opened_in_one_loop_works_in_the_next(database_url, namespace):
     asyncio.run(store.close())
 
 
-def test_the_connections_of_a_closed_loop_go_quietly(database_url, namespace, monkeypatch):
-    """A loop's pool is dropped when the next loop finds that loop closed. Its aiosqlite
-    connections' worker threads, left to the collector, stopped with a future of the loop that
-    ran when it found them, and answered it after that loop had closed: "Event loop is closed"
-    in a worker thread, printed at the user, and a ResourceWarning each."""
-    gc.collect()  # what earlier tests left behind goes now, not during this test
+@contextmanager
+def _quietly(monkeypatch) -> Iterator[None]:
+    """Inside: no exception in any thread, no aiosqlite connection collected unclosed (what earlier
+    tests left behind is collected first, and the workers' answers, if any, waited for after)."""
+    gc.collect()
     time.sleep(0.2)
     crashed: list[BaseException] = []
     monkeypatch.setattr(threading, "excepthook", lambda args: crashed.append(args.exc_value))
-    store = AsyncConversationStore(database_url, namespace=namespace)
-
-    async def last() -> None:
-        await store.close()
-        gc.collect()  # the collector finds the first loops' connections now, in this short loop
-
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
-        cid = asyncio.run(store.save([{"role": "user", "content": "hi"}]))
-        assert asyncio.run(store.load(cid)) == [{"role": "user", "content": "hi"}]
-        asyncio.run(last())
+        yield
         gc.collect()
         time.sleep(0.2)  # a worker's answer, if any, comes from its own thread
     assert not crashed
     assert not [w for w in caught if "before being closed" in str(w.message)]
 
 
+def test_the_connections_of_a_closed_loop_go_quietly(database_url, namespace, monkeypatch):
+    """A loop's pool is dropped when the next loop finds that loop closed. Its aiosqlite
+    connections' worker threads, left to the collector, stopped with a future of the loop that
+    ran when it found them, and answered it after that loop had closed: "Event loop is closed"
+    in a worker thread, printed at the user, and a ResourceWarning each."""
+    store = AsyncConversationStore(database_url, namespace=namespace)
+
+    async def last() -> None:
+        await store.close()
+        gc.collect()  # the collector finds the first loops' connections now, in this short loop
+
+    with _quietly(monkeypatch):
+        cid = asyncio.run(store.save([{"role": "user", "content": "hi"}]))
+        assert asyncio.run(store.load(cid)) == [{"role": "user", "content": "hi"}]
+        asyncio.run(last())
+
+
 def test_a_store_never_closed_goes_quietly(database_url, namespace, monkeypatch):
     """A store dropped unclosed (a script's, a request's): the collector stops its connections' worker
     threads with no loop to answer, whichever loop runs when it finds them."""
-    gc.collect()
-    time.sleep(0.2)
-    crashed: list[BaseException] = []
-    monkeypatch.setattr(threading, "excepthook", lambda args: crashed.append(args.exc_value))
 
     async def use() -> None:
         store = AsyncConversationStore(database_url, namespace=namespace)
@@ -111,13 +117,9 @@ def test_a_store_never_closed_goes_quietly(database_url, namespace, monkeypatch)
     async def collect() -> None:
         gc.collect()
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ResourceWarning)
+    with _quietly(monkeypatch):
         asyncio.run(use())
         asyncio.run(collect())
-        time.sleep(0.2)
-    assert not crashed
-    assert not [w for w in caught if "before being closed" in str(w.message)]
 
 
 def test_stores_handed_one_engine_listen_to_it_once(database_url, namespace):
