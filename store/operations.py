@@ -193,7 +193,6 @@ RELATIME = timedelta(seconds=1)
 # and was written within RELATIME. Then the append rewrites no index entry (SQLite: one page of
 # the WAL less, of the four or five a text's commit writes) and the order stays that of the writes.
 _c, _others = conversations, conversations.alias("others")
-_EPOCH = sa.literal_column("'1970-01-01'")  # before any time (a literal: a bound datetime costs its conversion)
 _NEWEST_OTHER = (sa.select(_others.c.recent_at)
                  .where(_others.c.namespace == sa.bindparam("ns"), _others.c.id != sa.bindparam("cid"))
                  .order_by(_others.c.recent_at.desc()).limit(1).scalar_subquery())
@@ -202,8 +201,9 @@ _RESERVE_RETURNING = Prepared(
     .values(message_count=_c.c.message_count + sa.bindparam("n"), updated_at=sa.bindparam("now"))
     .returning(_c.c.message_count, _c.c.index_from, sa.and_(
         _c.c.recent_at >= sa.bindparam("recent"),
-        _c.c.recent_at > sa.func.coalesce(_NEWEST_OTHER, _EPOCH))))
+        _c.c.recent_at > sa.func.coalesce(_NEWEST_OTHER, sa.bindparam("epoch", type_=_c.c.recent_at.type)))))
 _TOUCH = Prepared(_c.update().where(_c.c.id == sa.bindparam("cid")).values(recent_at=sa.bindparam("now")))
+_EPOCH = datetime(1970, 1, 1)
 
 
 def reserve(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> int:
@@ -219,7 +219,7 @@ def reserve(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> 
     stamp = now()
     if conn.dialect.update_returning:
         rows = _RESERVE_RETURNING.run(conn, cid=conversation_id, ns=scope.namespace, n=n, now=stamp,
-                                      recent=stamp - RELATIME)
+                                      recent=stamp - RELATIME, epoch=_EPOCH)
         if not rows:
             raise ConversationNotFoundError(conversation_id, scope.namespace)
         count, index_from, stays = rows[0]
