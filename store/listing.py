@@ -21,7 +21,7 @@ from .limits import check_limit, check_source_format, check_text
 from . import usage
 from .model import Page
 from .operations import (
-    RELATIME, ConversationInfo, Scope, conversations, decode_key, encode_key, info, locked_count, now, require,
+    ConversationInfo, Scope, conversations, decode_key, encode_key, info, locked_count, now, require,
     stored_time, valid_id,
 )
 from .schema import ConversationTagRow, Timestamp, escape
@@ -86,8 +86,7 @@ def update(conn: sa.Connection, scope: Scope, conversation_id: str, *, title: An
            tags: Any = UNSET, expires_at: Any = UNSET) -> ConversationInfo:
     """Change the given fields (the others stay), the row locked meanwhile; it counts as a write."""
     locked_count(conn, scope, conversation_id)
-    stamp = now()
-    values: dict[str, Any] = {"updated_at": stamp, "recent_at": stamp}
+    values: dict[str, Any] = {"updated_at": now()}
     if title is not UNSET:
         values["title"] = title
     if metadata is not UNSET:
@@ -102,16 +101,11 @@ def update(conn: sa.Connection, scope: Scope, conversation_id: str, *, title: An
 
 # --- listing ---------------------------------------------------------------------
 
-_CURSOR_VERSION = 2  # 2: updated_at pages by recent_at (revision 0021)
-
-
-# The column each order sorts by: the order of the last writes is that of recent_at (indexed),
-# which updated_at (exact, not indexed) keeps (see ``ConversationRow.recent_at``).
-_SORTED = {"created_at": "created_at", "updated_at": "recent_at"}
+_CURSOR_VERSION = 1
 
 
 def _encode(order: str, descending: bool, row: Mapping[str, Any]) -> str:
-    return encode_key([_CURSOR_VERSION, order, descending, row[_SORTED[order]].isoformat(), str(row["id"])])
+    return encode_key([_CURSOR_VERSION, order, descending, row[order].isoformat(), str(row["id"])])
 
 
 def _decode(cursor: str | None, order: str, descending: bool) -> tuple[datetime, str] | None:
@@ -183,13 +177,9 @@ def list_page(conn: sa.Connection, scope: Scope, *, key: str | None = None, tags
                                     (c.c.updated_at, updated_after, updated_before, "updated")):
         if (bound := stored_time(low, f"{what}_after")) is not None:
             where.append(column >= bound)
-            if what == "updated":  # the indexed range first: recent_at lags updated_at by RELATIME at most
-                where.append(c.c.recent_at >= bound - RELATIME)
         if (bound := stored_time(high, f"{what}_before")) is not None:
             where.append(column < bound)
-            if what == "updated":
-                where.append(c.c.recent_at < bound)  # never after updated_at
-    sort = c.c[_SORTED[order_by]]
+    sort = c.c[order_by]
     if after is not None:
         at = sa.bindparam("after_at", after[0], type_=Timestamp)
         cid = sa.bindparam("after_id", after[1], type_=c.c.id.type)

@@ -14,7 +14,7 @@ import json
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any, NamedTuple, TypeVar
 
 import sqlalchemy as sa
@@ -132,7 +132,6 @@ def new_conversation(conn: sa.Connection, scope: Scope, conversation_id: str, *,
     conn.execute(conversations.insert(), {
         "id": conversation_id, "namespace": scope.namespace, "key": key, "title": title,
         "source_format": source_format, "message_count": message_count, "created_at": stamp, "updated_at": stamp,
-        "recent_at": stamp,
         "metadata": metadata or None, "expires_at": expires_at, "parent_id": parent_id, "fork_seq": fork_seq,
         "index_from": 0 if message_count and parent_id is None else None,  # a fork's own messages: none yet
     })
@@ -179,31 +178,12 @@ _LOCKED = Prepared(sa.select(conversations.c.message_count, conversations.c.inde
 
 # The count and the time alone: an UPDATE naming ``index_from`` rewrites its index entry even where
 # the value stays (SQLite: a WAL frame an append, a tenth of its commit). It is set apart, once.
-_RESERVE = Prepared(conversations.update().where(*_OWNED).values(
-    message_count=conversations.c.message_count + sa.bindparam("n"), updated_at=sa.bindparam("now"),
-    recent_at=sa.bindparam("now")))
+_RESERVE_STATEMENT = conversations.update().where(*_OWNED).values(
+    message_count=conversations.c.message_count + sa.bindparam("n"), updated_at=sa.bindparam("now"))
+_RESERVE = Prepared(_RESERVE_STATEMENT)
+_RESERVE_RETURNING = Prepared(_RESERVE_STATEMENT.returning(conversations.c.message_count, conversations.c.index_from))
 _INDEX_FROM = Prepared(conversations.update().where(conversations.c.id == sa.bindparam("cid"))
                        .values(index_from=sa.bindparam("first")))
-
-RELATIME = timedelta(seconds=1)
-"""How far a conversation's ``recent_at`` may lag its ``updated_at`` (see ``ConversationRow``)."""
-
-# Where UPDATE has RETURNING: the count and the time, and whether ``recent_at`` may stay (as
-# ``relatime`` leaves a file's atime): the row is the namespace's newest by it, by more than a tie,
-# and was written within RELATIME. Then the append rewrites no index entry (SQLite: one page of
-# the WAL less, of the four or five a text's commit writes) and the order stays that of the writes.
-_c, _others = conversations, conversations.alias("others")
-_NEWEST_OTHER = (sa.select(_others.c.recent_at)
-                 .where(_others.c.namespace == sa.bindparam("ns"), _others.c.id != sa.bindparam("cid"))
-                 .order_by(_others.c.recent_at.desc()).limit(1).scalar_subquery())
-_RESERVE_RETURNING = Prepared(
-    _c.update().where(*_OWNED)
-    .values(message_count=_c.c.message_count + sa.bindparam("n"), updated_at=sa.bindparam("now"))
-    .returning(_c.c.message_count, _c.c.index_from, sa.and_(
-        _c.c.recent_at >= sa.bindparam("recent"),
-        _c.c.recent_at > sa.func.coalesce(_NEWEST_OTHER, sa.bindparam("epoch", type_=_c.c.recent_at.type)))))
-_TOUCH = Prepared(_c.update().where(_c.c.id == sa.bindparam("cid")).values(recent_at=sa.bindparam("now")))
-_EPOCH = datetime(1970, 1, 1)
 
 
 def reserve(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> int:
@@ -211,24 +191,19 @@ def reserve(conn: sa.Connection, scope: Scope, conversation_id: str, n: int) -> 
 
     The conversation's row stays locked until the transaction ends, so concurrent
     appends take turns. Where UPDATE has RETURNING (SQLite, PostgreSQL) this is one
-    statement on the agent-memory path, where every round trip counts; a second one
-    moves ``recent_at`` when it may not stay (see ``ConversationRow.recent_at``), and one
-    marks where the search index is behind from (``index_from``) if it had caught up."""
+    statement (two when the search index has caught up: ``index_from`` then marks where
+    it is behind from): on the agent-memory path every round trip counts."""
     if not valid_id(conversation_id):
         raise ConversationNotFoundError(conversation_id, scope.namespace)
-    stamp = now()
+    params = {"cid": conversation_id, "ns": scope.namespace, "n": n, "now": now()}
     if conn.dialect.update_returning:
-        rows = _RESERVE_RETURNING.run(conn, cid=conversation_id, ns=scope.namespace, n=n, now=stamp,
-                                      recent=stamp - RELATIME, epoch=_EPOCH)
+        rows = _RESERVE_RETURNING.run(conn, **params)
         if not rows:
             raise ConversationNotFoundError(conversation_id, scope.namespace)
-        count, index_from, stays = rows[0]
-        first = count - n
-        if not stays:
-            _TOUCH.run(conn, cid=conversation_id, now=stamp)
+        first, index_from = rows[0][0] - n, rows[0][1]
     else:
         first, index_from = _locked_row(conn, scope, conversation_id)
-        _RESERVE.run(conn, cid=conversation_id, ns=scope.namespace, n=n, now=stamp)
+        _RESERVE.run(conn, **params)
     if index_from is None:
         _INDEX_FROM.run(conn, cid=conversation_id, first=first)
     return first
@@ -334,9 +309,9 @@ def truncate(conn: sa.Connection, scope: Scope, conversation_id: str, keep: int)
         conn.execute(blobs_t.delete().where(
             blobs_t.c.conversation_id == cid, blobs_t.c.sha256.not_in(used),
             *([blobs_t.c.sha256.not_in(nested)] if nested else [])))
-    fork_seq, index_from, stamp = conversations.c.fork_seq, conversations.c.index_from, now()
+    fork_seq, index_from = conversations.c.fork_seq, conversations.c.index_from
     conn.execute(conversations.update().where(conversations.c.id == cid).values(
-        message_count=keep, updated_at=stamp, recent_at=stamp,
+        message_count=keep, updated_at=now(),
         fork_seq=sa.case((fork_seq > keep, keep), else_=fork_seq),  # a fork's shared prefix shrinks with it
         index_from=sa.case((index_from >= keep, None), else_=index_from)))  # nothing left from there on
     return count - keep

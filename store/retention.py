@@ -53,10 +53,7 @@ def cutoff(older_than: timedelta | datetime) -> datetime:
 def _due(by_age: bool) -> sa.ColumnElement[bool]:
     """Due: expired, or (``by_age``) last written to before the cutoff."""
     expired = sa.and_(conversations.c.expires_at.is_not(None), conversations.c.expires_at <= sa.bindparam("now"))
-    # Last written before the cutoff: the indexed recent_at never follows updated_at, the exact time.
-    before = sa.and_(conversations.c.recent_at < sa.bindparam("cutoff"),
-                     conversations.c.updated_at < sa.bindparam("cutoff"))
-    when = sa.or_(before, expired) if by_age else expired
+    when = sa.or_(conversations.c.updated_at < sa.bindparam("cutoff"), expired) if by_age else expired
     # A conversation whose messages forks share waits for them (due forks go first).
     fork = conversations.alias("fork")
     shared = sa.exists().where(fork.c.parent_id == conversations.c.id, fork.c.fork_seq > sa.literal_column("0"))
@@ -77,7 +74,7 @@ def _count(by_age: bool) -> Prepared:
 def _oldest(batch: int, by_age: bool) -> Prepared:
     """The oldest due conversations, at most ``batch``, their rows locked (FOR UPDATE)."""
     return Prepared(sa.select(conversations.c.id, _OWN_MESSAGES).where(_due(by_age))
-                    .order_by(conversations.c.recent_at, conversations.c.id)
+                    .order_by(conversations.c.updated_at, conversations.c.id)
                     .limit(sa.literal_column(str(int(batch)))).offset(sa.literal_column("0"))
                     .with_for_update())
 

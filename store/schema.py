@@ -1,4 +1,4 @@
-"""The relational schema: typed ORM rows over seven tables (revision 0021).
+"""The relational schema: typed ORM rows over seven tables (revision 0020).
 
 Hybrid rows: what users query (kind, text, call id, tool name, media type,
 sequence) is a real column; the rest of a block goes into a JSON ``payload``;
@@ -245,13 +245,12 @@ class ConversationRow(Base):
 
     __tablename__ = "conversations"
     # (namespace, key) also serves every lookup by namespace (its leading column). The two
-    # indexes give list_conversations a page from an index range, in either order it sorts by
-    # (by updated_at, over recent_at: see that column), and prune its oldest first.
+    # indexes give list_conversations a page from an index range, in either order it sorts by.
     # The index on parent_id finds a conversation's forks (before a delete, prune or truncate).
     # The one on (namespace, index_from) finds what a search must index first (store.fulltext).
     __table_args__ = (sa.UniqueConstraint("namespace", "key"),
                       sa.Index(None, "namespace", "created_at", "id"),
-                      sa.Index(None, "namespace", "recent_at", "id"),
+                      sa.Index(None, "namespace", "updated_at", "id"),
                       sa.Index(None, "parent_id"),
                       sa.Index(None, "namespace", "index_from"))
 
@@ -265,14 +264,6 @@ class ConversationRow(Base):
     """Also the sequence number the next message gets; appends lock this row."""
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
-    """The time of the last write, exact. Not indexed: an UPDATE naming an indexed column rewrites
-    its index entry, even to the same value, and every append sets this one."""
-    recent_at: Mapped[datetime | None]
-    """``updated_at`` to within :data:`store.operations.RELATIME`: the key of the index that orders
-    conversations by their last write. An append leaves it when the row is already the namespace's
-    newest by it and was written within RELATIME, so that order stays that of the last writes and
-    most appends rewrite no index entry (revision 0021). Every write of the store sets it (NULL
-    in the database only because SQLite adds no NOT NULL column without a default)."""
     meta: Mapped[dict[str, Any] | None] = mapped_column("metadata")
     expires_at: Mapped[datetime | None]
     """When ``prune`` may delete the conversation (UTC); NULL: never by this rule."""

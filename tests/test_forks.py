@@ -129,9 +129,8 @@ def test_prune_takes_forks_before_their_parent_and_keeps_what_is_shared(store):
     root3 = store.save(talk(4))
     keep = store.fork(root3, 2)
     store.append(keep, [{"role": "user", "content": "x"}])
-    old = datetime(2000, 1, 1)
     with store.engine.begin() as conn:  # the parent is old, its fork is not
-        conn.execute(c.update().where(c.c.id == root3).values(updated_at=old, recent_at=old))
+        conn.execute(c.update().where(c.c.id == root3).values(updated_at=datetime(2000, 1, 1)))
     assert store.prune(timedelta(days=1)).conversations == 0
     assert store.load(keep) == talk(2) + [{"role": "user", "content": "x"}]
 

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-import random
 import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
-import sqlalchemy as sa
 
 from store import AsyncConversationStore
 from store.errors import ConversationNotFoundError, InputError
-from store.operations import conversations
 
 from .samples import chat
 from .test_async import run as run_async
@@ -74,47 +71,6 @@ def test_filters(store):
                 {"cursor": "garbage"}, {"created_after": "yesterday"}):
         with pytest.raises(InputError):
             store.list_conversations(**bad)
-
-
-def _times(store, cid: str) -> tuple[datetime, datetime]:
-    c = conversations
-    with store.engine.connect() as conn:
-        return tuple(conn.execute(sa.select(c.c.updated_at, c.c.recent_at).where(c.c.id == cid)).one())
-
-
-def test_appends_to_the_newest_leave_recent_at_and_the_order_stays_that_of_the_writes(store):
-    """Revision 0021: an append to the namespace's most recently written conversation within
-    RELATIME of its last write leaves its indexed ``recent_at`` (where UPDATE has RETURNING; on
-    MariaDB every append moves it), while ``updated_at`` moves; listing by ``updated_at`` still
-    gives the order of the last writes, pages and filters included."""
-    ids = [store.save(HI) for _ in range(4)]
-    written = list(ids)  # oldest write first
-    rng = random.Random(12)
-    for step in range(30):
-        cid = written[-1] if step % 3 else rng.choice(ids)  # most appends go to the newest, as an agent's
-        updated, recent = _times(store, cid)
-        store.append(cid, HI)
-        written.remove(cid)
-        written.append(cid)
-        now_updated, now_recent = _times(store, cid)
-        assert now_updated > updated and now_recent <= now_updated
-        if step % 3 and store.engine.dialect.update_returning:
-            assert now_recent == recent  # within RELATIME of a test's step: no index entry rewritten
-        assert _ids(store.list_conversations(order_by="updated_at")) == written[::-1]
-        assert _ids(store.list_conversations(order_by="updated_at", descending=False)) == written
-    pages, cursor = [], None
-    while True:
-        page = store.list_conversations(order_by="updated_at", limit=3, cursor=cursor)
-        pages += _ids(page)
-        if (cursor := page.next_cursor) is None:
-            break
-    assert pages == written[::-1]
-    newest = written[-1]
-    before = datetime.now(timezone.utc)
-    store.append(newest, HI)  # leaves recent_at (most likely before ``before``): the filters are exact
-    assert _ids(store.list_conversations(updated_after=before)) == [newest]
-    assert newest not in _ids(store.list_conversations(updated_before=before))
-    assert store.info(newest).updated_at >= before
 
 
 def test_pages_return_every_conversation_once_while_others_are_written(store):

@@ -198,28 +198,3 @@ def test_search_migrations_take_texts_as_each_backend_keeps_them(empty_database_
             assert [h.seq for h in store.search("mark")] == [0, 2]
     finally:
         engine.dispose()
-
-
-def test_recent_at_is_filled_and_takes_the_index_over(empty_database_url):
-    """Revision 0021: ``recent_at`` takes ``updated_at``'s values and its index (the order by last
-    write); a downgrade gives ``updated_at`` its index back."""
-    engine = create_engine(empty_database_url)
-
-    def indexed() -> set[tuple[str, ...]]:
-        return {tuple(ix["column_names"]) for ix in sa.inspect(engine).get_indexes("conversations")}
-
-    try:
-        upgrade(engine, "0020")
-        with engine.begin() as conn:
-            conn.exec_driver_sql("INSERT INTO conversations (id, namespace, message_count, created_at, updated_at) "
-                                 "VALUES ('01a21271-36f6-7718-8499-41205b7fdb7a', 'n', 0, '2026-01-01 00:00:00', "
-                                 "'2026-02-03 04:05:06.789')")
-        upgrade(engine)
-        check(engine)
-        with engine.connect() as conn:
-            assert conn.exec_driver_sql("SELECT updated_at = recent_at FROM conversations").scalar() in (1, True)
-        assert ("namespace", "recent_at", "id") in indexed() and ("namespace", "updated_at", "id") not in indexed()
-        downgrade(engine, "0020")
-        assert ("namespace", "updated_at", "id") in indexed() and ("namespace", "recent_at", "id") not in indexed()
-    finally:
-        engine.dispose()
