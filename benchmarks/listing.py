@@ -38,9 +38,9 @@ def _grow(store: ConversationStore, start: int, stop: int) -> None:
         cid = new_id()
         at = base + timedelta(seconds=i)
         rows.append({"id": cid, "namespace": store.namespace, "key": f"session-{i}",
-                     "title": f"conversation {i}", "source_format": "openai", "message_count": 0, "created_at": at, "updated_at": at,
-                     "metadata": {"user": f"u{i % 1000}"}, "expires_at": None, "parent_id": None,
-                     "fork_seq": None, "index_from": None})
+                     "title": f"conversation {i}", "source_format": "openai", "message_count": 0,
+                     "created_at": at, "updated_at": at, "metadata": {"user": f"u{i % 1000}"},
+                     "expires_at": None, "parent_id": None, "fork_seq": None, "index_from": None})
         tags += [{"conversation_id": cid, "tag": "all"}] + ([{"conversation_id": cid, "tag": "rare"}]
                                                                if i % 100 == 0 else [])
     with store.engine.begin() as conn:
