@@ -44,8 +44,11 @@ def _rename(value: Any, ids: set[str], suffix: str) -> Any:
 def source(fmt: str, n: int) -> tuple[Any, int]:
     """The format's sample repeated to at least ``n`` messages, and how many that is."""
     sample = json.loads((SAMPLES / f"{fmt}.json").read_text(encoding="utf-8"))
-    # a wrapped sample ({system, messages}, {system_instruction, contents}, ...): its first list repeats
-    key = next((k for k, v in sample.items() if isinstance(v, list)), None) if isinstance(sample, dict) else None
+    # a wrapped sample ({system, messages}, {system_instruction, contents}, ...): its messages repeat, the
+    # longest of its lists (its first list was Anthropic's and OpenTelemetry's one system block: until the
+    # twenty-fifth session those two rows converted 3,000 system blocks and 8 messages)
+    lists = [k for k, v in sample.items() if isinstance(v, list)] if isinstance(sample, dict) else []
+    key = max(lists, key=lambda k: len(sample[k]), default=None)
     messages = sample[key] if key else sample
     ids = _call_ids(sample, fmt)
     copies = -(-n // len(messages))
@@ -102,11 +105,23 @@ def validation_bound(n: int, repeat: int = 3, say: Any = print) -> dict[str, dic
     return out
 
 
+# Sources whose messages their module's MESSAGES / ITEMS do not take as the sample holds them: the
+# adapter their reader validates them with, and the messages it takes.
+_VALIDATED_AS: dict[str, tuple[str, Any]] = {
+    "langchain": ("MESSAGES", lambda data: [m["data"] for m in data]),  # messages_to_dict's {type, data}
+    "gemini": ("CONTENTS", lambda data: data["contents"]),
+    "otel-genai": ("MESSAGES", lambda data: data["input_messages"] + data["output_messages"]),
+}
+
+
 def _bound_of(fmt: str, n: int, repeat: int) -> dict[str, float]:
     module = importlib.import_module(get_format(fmt).to_canonical.__module__)
-    adapter = getattr(module, "MESSAGES", None) or getattr(module, "ITEMS")
     data, count = source(fmt, n)
-    items = message_list(data, fmt)
+    if fmt in _VALIDATED_AS:
+        name, messages = _VALIDATED_AS[fmt]
+        adapter, items = getattr(module, name), messages(data)
+    else:
+        adapter, items = getattr(module, "MESSAGES", None) or getattr(module, "ITEMS"), message_list(data, fmt)
     canonical = MESSAGES.dump_python(read(data, fmt), exclude_none=True)
     with paused_gc():
         src = count / _best(adapter.validate_python, items, repeat)
