@@ -7,19 +7,26 @@ checkpointed and truncated, so that the frames it holds after are that commit's 
 page is named by the ``dbstat`` table (the b-tree it belongs to). Prints, per kind of message, the
 pages a commit writes to the WAL, and of which b-trees. ``--page-size`` sets convstore's pages for a
 new file (``db.SQLITE_PAGE_SIZE``); ``SQLiteSession`` keeps SQLite's default of 4 KiB.
+
+``--commit-times``: instead, convstore's commits timed against the frames each wrote (automatic
+checkpoints off, the WAL truncated untimed every 200 appends): the median commit per frame count.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sqlite3
+import statistics
 import struct
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from sqlalchemy.engine.default import DefaultDialect
 
 from store import db
 
@@ -87,15 +94,65 @@ def table(name: str, pages: dict[str, Counter[str]], counts: Counter[str], page_
     return out
 
 
+def commit_times(messages: list[dict[str, Any]], stored: int, appends: int) -> dict[int, list[float]]:
+    """convstore's commit times (us) by the WAL frames each commit wrote."""
+    spent: list[int] = []
+    plain = DefaultDialect.do_commit
+
+    def timed(self: DefaultDialect, dbapi_connection: Any) -> None:
+        start = time.perf_counter_ns()
+        plain(self, dbapi_connection)
+        spent.append(time.perf_counter_ns() - start)
+
+    contestant, by_frames = Convstore(), {}
+    with fresh("sqlite") as database:
+        contestant.open(database)
+        try:
+            contestant.ingest(contestant.prepare(messages[:stored]))
+            conversation = contestant.new_conversation()
+            raw = contestant.store._writer._connection().connection.dbapi_connection
+            raw.execute("PRAGMA wal_autocheckpoint = 0")
+            wal = Path(f"{database.path}-wal")
+            page_size = raw.execute("PRAGMA page_size").fetchone()[0]
+            DefaultDialect.do_commit = timed  # type: ignore[method-assign]
+            for i, one in enumerate(contestant.prepare(messages[stored:stored + WARM_UP + appends])):
+                if i % 200 == 0:
+                    raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                before = os.path.getsize(wal)
+                contestant.append(conversation, one)
+                if i >= WARM_UP:
+                    frames = (os.path.getsize(wal) - before) // (page_size + 24)
+                    by_frames.setdefault(frames, []).append(spent[-1] / 1000)
+        finally:
+            DefaultDialect.do_commit = plain  # type: ignore[method-assign]
+            contestant.close()
+    return by_frames
+
+
+def commit_table(by_frames: dict[int, list[float]]) -> Table:
+    out = Table(title="convstore: an append's commit by the WAL frames it wrote", title_justify="left")
+    for column in ("frames", "commits", "median us", "mean us"):
+        out.add_column(column, justify="right")
+    for frames, times in sorted(by_frames.items()):
+        if len(times) >= 10:
+            out.add_row(str(frames), str(len(times)), f"{statistics.median(times):.0f}",
+                        f"{statistics.mean(times):.0f}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m benchmarks.wal_pages", description=__doc__.splitlines()[0])
     p.add_argument("--stored", type=int, default=20_000, help="messages stored before the appends (20000)")
     p.add_argument("--appends", type=int, default=700, help="appends measured, after 300 unmeasured (700)")
     p.add_argument("--page-size", type=int, default=db.SQLITE_PAGE_SIZE, help="convstore's page size")
+    p.add_argument("--commit-times", action="store_true", help="time convstore's commits by frames written")
     args = p.parse_args(argv)
     db.SQLITE_PAGE_SIZE = args.page_size  # read as each new file is opened
     messages = workload.conversation(args.stored + WARM_UP + args.appends)
     console = Console()
+    if args.commit_times:
+        console.print(commit_table(commit_times(messages, args.stored, args.appends)))
+        return
     for contestant in (Convstore(), peers.AgentsSQLiteSession()):
         console.print(table(contestant.name, *measure(contestant, messages, args.stored, args.appends)))
 
