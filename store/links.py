@@ -44,6 +44,16 @@ def referenced_call_ids(messages: Sequence[Writable]) -> set[str]:
     }
 
 
+def answered_call_ids(messages: Sequence[Writable]) -> set[str]:
+    return {block.call_id for msg in messages for block in msg.content if block.kind == "tool_result"}
+
+
+def calls(messages: Sequence[Writable]) -> list[tuple[int, str]]:
+    """Each call's message offset and id, in order."""
+    return [(offset, block.call_id) for offset, msg in enumerate(messages) for block in msg.content
+            if block.kind == "tool_call"]
+
+
 def earliest_open_call(messages: Sequence[Writable], known: Mapping[str, KnownCall]) -> int | None:
     """The seq of the earliest stored call this batch answers: window starts are needed from there."""
     seqs = [

@@ -25,6 +25,7 @@ from . import bulk, links, onepass
 from .chains import END, chain_of, within
 from .codec import BlobSink, block_rows, message_rows
 from .docs import Batch, documents, picked
+from .errors import DuplicateToolCallError
 from .gcpause import paused_gc
 from .kept_once import keep_once
 from .lean import Parts, Plain, Writable, canonical
@@ -52,10 +53,15 @@ def insert(conn: sa.Connection, limits: Limits, conversation_id: str, msgs: Sequ
     if len(msgs) > chunk and bulk.sync_psycopg(conn.dialect):
         _overlapped(conn, conversation_id, built, fresh=fresh, progress=progress)
         return
-    for start, part, rows in built:
-        write_rows(conn, conversation_id, rows, fresh=fresh and start == 0)
-        if progress is not None:
-            progress(len(part))
+    try:
+        for start, part, rows in built:
+            write_rows(conn, conversation_id, rows, fresh=fresh and start == 0)
+            if progress is not None:
+                progress(len(part))
+    except sa.exc.IntegrityError as exc:
+        if (refused := _refused_call(conn, conversation_id, msgs, first_seq, index_base)) is not None:
+            raise refused from exc
+        raise
 
 
 Built = Iterator[tuple[int, Sequence[Writable], "ChunkRows"]]
@@ -113,7 +119,7 @@ class Linked:
     @classmethod
     def look_up(cls, conn: sa.Connection, conversation_id: str, msgs: Sequence[Writable], *, first_seq: int,
                 fresh: bool) -> Linked:
-        known = {} if fresh else _known_calls(conn, conversation_id, links.referenced_call_ids(msgs))
+        known = {} if fresh else _known_calls(conn, conversation_id, _looked_up(conn, msgs))
         lo = links.earliest_open_call(msgs, known)
         prior = {} if lo is None else dict(_PRIOR_STARTS.run(conn, cid=conversation_id, lo=lo, hi=END))
         if lo is not None and len(prior) < first_seq - lo:  # a fork answering a call of its shared prefix
@@ -347,6 +353,31 @@ def _joined_statement(columns: tuple[sa.Column[Any], ...], key: sa.Column[Any]) 
 
 
 _KNOWN = (tool_calls_t.c.call_id, tool_calls_t.c.call_seq, tool_calls_t.c.result_seq)
+
+
+def _looked_up(conn: sa.Connection, msgs: Sequence[Writable]) -> set[str]:
+    """The call ids a batch looks up before it writes: those its results answer. Its own calls' ids
+    need no look-up where the links' key, which refuses an id the conversation used before, leaves
+    the transaction usable after the refusal (SQLite, MariaDB/MySQL): :func:`_refused_call` then
+    names the call (a look-up was a third of an assistant's append of calls). PostgreSQL aborts the
+    transaction: there they are looked up with the rest, in the same statement."""
+    if conn.dialect.name == "postgresql":
+        return links.referenced_call_ids(msgs)
+    return links.answered_call_ids(msgs)
+
+
+def _refused_call(conn: sa.Connection, conversation_id: str, msgs: Sequence[Writable], first_seq: int,
+                  index_base: int) -> DuplicateToolCallError | None:
+    """After a write of ``msgs`` failed on a key: the first of their calls whose id the conversation
+    used before them, if any (the failed statement undone, the transaction still open)."""
+    if conn.dialect.name == "postgresql":
+        return None
+    made = links.calls(msgs)
+    stored = {call_id for call_id, call_seq, _ in in_conversation(
+        conn, _KNOWN, tool_calls_t.c.call_id, conversation_id, {call_id for _, call_id in made})
+        if call_seq < first_seq}
+    return next((DuplicateToolCallError(call_id, index_base + offset) for offset, call_id in made
+                 if call_id in stored), None)
 
 
 def _known_calls(conn: sa.Connection, conversation_id: str, call_ids: set[str]) -> dict[str, links.KnownCall]:

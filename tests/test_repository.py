@@ -91,6 +91,30 @@ def test_duplicate_call_id_is_refused_and_nothing_is_written(store):
         store.save(tool_turn(5) + tool_turn(5))
 
 
+def test_a_call_id_used_before_is_named_when_the_links_key_refuses_it(store):
+    """A batch's own calls are not looked up before it writes on SQLite and MariaDB: the links' key
+    refuses an id used before, and the error still names the call and its message; nothing of the
+    batch stays, and the store writes on."""
+    def calls(*ids: str) -> dict:
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in ids]}
+
+    cid = store.save([calls("a", "b")])
+    statements: list[str] = []
+    sa.event.listen(store.engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
+    store.append(cid, [calls("c")])
+    looked_up = any(s.startswith("SELECT") and "tool_calls" in s for s in statements)
+    assert looked_up == (store.engine.dialect.name == "postgresql")  # there a refused key ends the transaction
+    with pytest.raises(DuplicateToolCallError, match="message 2: tool call id 'b'"):
+        store.append(cid, [{"role": "user", "content": "x"}, calls("d", "e"), calls("f", "b")])
+    with pytest.raises(DuplicateToolCallError, match="message 0: tool call id 'a'"):
+        store.append(cid, [calls("g", "a", "h")])
+    assert [m["tool_calls"][0]["id"] for m in store.load(cid)] == ["a", "c"]
+    assert {r.call_id for r in store.find_tool_calls(conversation_id=cid)} == {"a", "b", "c"}
+    store.append(cid, [calls("d")])
+    assert store.info(cid).message_count == 3
+
+
 def test_unknown_conversation(store):
     for bad in ("0190a0a0-0000-7000-8000-000000000000", "not-a-uuid", "'; DROP TABLE messages; --"):
         with pytest.raises(ConversationNotFoundError):
