@@ -355,22 +355,25 @@ def _joined_statement(columns: tuple[sa.Column[Any], ...], key: sa.Column[Any]) 
 _KNOWN = (tool_calls_t.c.call_id, tool_calls_t.c.call_seq, tool_calls_t.c.result_seq)
 
 
+def _aborts_on_error(conn: sa.Connection) -> bool:
+    """PostgreSQL aborts a transaction on a failed statement; SQLite and MariaDB/MySQL undo the
+    statement alone."""
+    return conn.dialect.name == "postgresql"
+
+
 def _looked_up(conn: sa.Connection, msgs: Sequence[Writable]) -> set[str]:
     """The call ids a batch looks up before it writes: those its results answer. Its own calls' ids
     need no look-up where the links' key, which refuses an id the conversation used before, leaves
-    the transaction usable after the refusal (SQLite, MariaDB/MySQL): :func:`_refused_call` then
-    names the call (a look-up was a third of an assistant's append of calls). PostgreSQL aborts the
-    transaction: there they are looked up with the rest, in the same statement."""
-    if conn.dialect.name == "postgresql":
-        return links.referenced_call_ids(msgs)
-    return links.answered_call_ids(msgs)
+    the transaction usable after the refusal: :func:`_refused_call` then names the call (a statement
+    fewer on an assistant's append of calls). Elsewhere they are looked up with the rest, at once."""
+    return links.referenced_call_ids(msgs) if _aborts_on_error(conn) else links.answered_call_ids(msgs)
 
 
 def _refused_call(conn: sa.Connection, conversation_id: str, msgs: Sequence[Writable], first_seq: int,
                   index_base: int) -> DuplicateToolCallError | None:
     """After a write of ``msgs`` failed on a key: the first of their calls whose id the conversation
     used before them, if any (the failed statement undone, the transaction still open)."""
-    if conn.dialect.name == "postgresql":
+    if _aborts_on_error(conn):
         return None
     made = links.calls(msgs)
     stored = {call_id for call_id, call_seq, _ in in_conversation(
