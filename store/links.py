@@ -35,17 +35,15 @@ class LinkPlan:
     """Offsets of the messages holding a result that answers no call stored or written before it."""
 
 
-def referenced_call_ids(messages: Sequence[Writable]) -> set[str]:
+def referenced_call_ids(messages: Sequence[Writable],
+                        kinds: tuple[str, ...] = ("tool_call", "tool_result")) -> set[str]:
+    """The call ids the blocks of ``kinds`` name (by default calls and results)."""
     return {
         block.call_id
         for msg in messages
         for block in msg.content
-        if block.kind in ("tool_call", "tool_result")
+        if block.kind in kinds
     }
-
-
-def answered_call_ids(messages: Sequence[Writable]) -> set[str]:
-    return {block.call_id for msg in messages for block in msg.content if block.kind == "tool_result"}
 
 
 def calls(messages: Sequence[Writable]) -> list[tuple[int, str]]:

@@ -366,7 +366,9 @@ def _looked_up(conn: sa.Connection, msgs: Sequence[Writable]) -> set[str]:
     need no look-up where the links' key, which refuses an id the conversation used before, leaves
     the transaction usable after the refusal: :func:`_refused_call` then names the call (a statement
     fewer on an assistant's append of calls). Elsewhere they are looked up with the rest, at once."""
-    return links.referenced_call_ids(msgs) if _aborts_on_error(conn) else links.answered_call_ids(msgs)
+    if _aborts_on_error(conn):
+        return links.referenced_call_ids(msgs)
+    return links.referenced_call_ids(msgs, ("tool_result",))
 
 
 def _refused_call(conn: sa.Connection, conversation_id: str, msgs: Sequence[Writable], first_seq: int,
@@ -376,11 +378,9 @@ def _refused_call(conn: sa.Connection, conversation_id: str, msgs: Sequence[Writ
     if _aborts_on_error(conn):
         return None
     made = links.calls(msgs)
-    stored = {call_id for call_id, call_seq, _ in in_conversation(
-        conn, _KNOWN, tool_calls_t.c.call_id, conversation_id, {call_id for _, call_id in made})
-        if call_seq < first_seq}
+    known = _known_calls(conn, conversation_id, {call_id for _, call_id in made})
     return next((DuplicateToolCallError(call_id, index_base + offset) for offset, call_id in made
-                 if call_id in stored), None)
+                 if call_id in known and known[call_id].call_seq < first_seq), None)
 
 
 def _known_calls(conn: sa.Connection, conversation_id: str, call_ids: set[str]) -> dict[str, links.KnownCall]:
