@@ -21,6 +21,8 @@ import statistics
 import struct
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,7 @@ from store import db
 
 from . import peers, workload
 from .contestant import Contestant, Convstore
-from .databases import fresh
+from .databases import Database, fresh
 
 WARM_UP = 300  # appends before the measured ones: the new conversation has leaves of its own by then
 
@@ -54,32 +56,39 @@ def wal_pages(path: Path) -> list[int]:
     return [struct.unpack(">I", data[at:at + 4])[0] for at in range(32, len(data) - page_size - 23, 24 + page_size)]
 
 
-def measure(contestant: Contestant, messages: list[dict[str, Any]], stored: int,
-            appends: int) -> tuple[dict[str, Counter[str]], Counter[str], int]:
-    """Per kind, the b-trees' pages its measured appends wrote, and how many appends; the page size."""
+@contextmanager
+def _appending(contestant: Contestant, messages: list[dict[str, Any]],
+               stored: int) -> Iterator[tuple[Database, Any, list[Any]]]:
+    """A fresh SQLite database where ``contestant`` stored the first ``stored`` messages: the
+    database, a new conversation, and the next messages prepared for appends."""
     with fresh("sqlite") as database:
         contestant.open(database)
         try:
             contestant.ingest(contestant.prepare(messages[:stored]))
-            conversation = contestant.new_conversation()
-            prepared = contestant.prepare(messages[stored:])
-            for one in prepared[:WARM_UP]:
-                contestant.append(conversation, one)
-            pages: dict[str, Counter[str]] = {}
-            counts: Counter[str] = Counter()
-            with sqlite3.connect(database.path) as reader:
-                for message, one in zip(messages[stored + WARM_UP:][:appends], prepared[WARM_UP:]):
-                    reader.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                    contestant.append(conversation, one)
-                    named = pages.setdefault(kind(message), Counter())
-                    for page in wal_pages(database.path):
-                        found = reader.execute("SELECT name FROM dbstat WHERE pageno = ?", (page,)).fetchone()
-                        named[found[0] if found else "?"] += 1
-                    counts[kind(message)] += 1
-                page_size = reader.execute("PRAGMA page_size").fetchone()[0]
-            return pages, counts, page_size
+            yield database, contestant.new_conversation(), contestant.prepare(messages[stored:])
         finally:
             contestant.close()
+
+
+def measure(contestant: Contestant, messages: list[dict[str, Any]], stored: int,
+            appends: int) -> tuple[dict[str, Counter[str]], Counter[str], int]:
+    """Per kind, the b-trees' pages its measured appends wrote, and how many appends; the page size."""
+    with _appending(contestant, messages, stored) as (database, conversation, prepared):
+        for one in prepared[:WARM_UP]:
+            contestant.append(conversation, one)
+        pages: dict[str, Counter[str]] = {}
+        counts: Counter[str] = Counter()
+        with sqlite3.connect(database.path) as reader:
+            for message, one in zip(messages[stored + WARM_UP:][:appends], prepared[WARM_UP:]):
+                reader.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                contestant.append(conversation, one)
+                named = pages.setdefault(kind(message), Counter())
+                for page in wal_pages(database.path):
+                    found = reader.execute("SELECT name FROM dbstat WHERE pageno = ?", (page,)).fetchone()
+                    named[found[0] if found else "?"] += 1
+                counts[kind(message)] += 1
+            page_size = reader.execute("PRAGMA page_size").fetchone()[0]
+        return pages, counts, page_size
 
 
 def table(name: str, pages: dict[str, Counter[str]], counts: Counter[str], page_size: int) -> Table:
@@ -105,17 +114,14 @@ def commit_times(messages: list[dict[str, Any]], stored: int, appends: int) -> d
         spent.append(time.perf_counter_ns() - start)
 
     contestant, by_frames = Convstore(), {}
-    with fresh("sqlite") as database:
-        contestant.open(database)
+    with _appending(contestant, messages, stored) as (database, conversation, prepared):
+        raw = contestant.store._writer._connection().connection.dbapi_connection
+        raw.execute("PRAGMA wal_autocheckpoint = 0")
+        wal = Path(f"{database.path}-wal")
+        page_size = raw.execute("PRAGMA page_size").fetchone()[0]
+        DefaultDialect.do_commit = timed  # type: ignore[method-assign]
         try:
-            contestant.ingest(contestant.prepare(messages[:stored]))
-            conversation = contestant.new_conversation()
-            raw = contestant.store._writer._connection().connection.dbapi_connection
-            raw.execute("PRAGMA wal_autocheckpoint = 0")
-            wal = Path(f"{database.path}-wal")
-            page_size = raw.execute("PRAGMA page_size").fetchone()[0]
-            DefaultDialect.do_commit = timed  # type: ignore[method-assign]
-            for i, one in enumerate(contestant.prepare(messages[stored:stored + WARM_UP + appends])):
+            for i, one in enumerate(prepared[:WARM_UP + appends]):
                 if i % 200 == 0:
                     raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 before = os.path.getsize(wal)
@@ -125,7 +131,6 @@ def commit_times(messages: list[dict[str, Any]], stored: int, appends: int) -> d
                     by_frames.setdefault(frames, []).append(spent[-1] / 1000)
         finally:
             DefaultDialect.do_commit = plain  # type: ignore[method-assign]
-            contestant.close()
     return by_frames
 
 
