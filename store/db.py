@@ -218,7 +218,10 @@ def _configure_sqlite(engine: sa.Engine) -> None:
     def _on_begin(conn: sa.Connection) -> None:
         # A write takes the lock up front: a deferred transaction that later wants to
         # write fails with "database is locked" instead of waiting for the busy timeout.
-        write = conn.get_execution_options().get("convstore_write", False)
+        options = conn.get_execution_options()
+        if options.get("convstore_kept", False):
+            return  # a kept connection's transactions are begun on the driver (store.writer._Held)
+        write = options.get("convstore_write", False)
         # On the driver's own cursor: this runs before every transaction, an append included.
         cursor = conn.connection.dbapi_connection.cursor()
         statement = "BEGIN IMMEDIATE" if write else "BEGIN"

@@ -212,11 +212,8 @@ class ConversationStore(StoreBase):
     @contextmanager
     def _connect(self) -> Iterator[sa.Connection]:
         """A read: one transaction, one snapshot (see ``db.read_options``)."""
-        with db.database_errors(self.engine), self._readers.connection() as conn:
-            if options := db.read_options(conn.dialect):  # none on SQLite and MariaDB: no call per read
-                conn = conn.execution_options(**options)
-            with conn.begin():
-                yield conn
+        with db.database_errors(self.engine), self._readers.snapshot() as conn:
+            yield conn
 
     def _lookup(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(connection, scope, *args)``, a read that is usually one statement: without a

@@ -24,6 +24,39 @@ from . import db
 from .errors import DatabaseError
 
 
+class _Held:
+    """A kept SQLite connection whose transactions are begun and ended on the driver's connection:
+    SQLAlchemy's transaction around each (its objects, its events, the listener that sends
+    ``BEGIN``) cost 14 us of an empty write's 23 and of a read's, 4% of an append. The connection
+    holds one SQLAlchemy transaction open for its life instead, so that statements run through it
+    never autobegin: bookkeeping only, as the driver's own BEGIN is off on SQLite
+    (``db._configure_sqlite``) and SQLAlchemy's commit would be the driver's. Closing the
+    connection rolls back whatever a failed statement left open."""
+
+    __slots__ = ("conn", "_cursor", "_error")
+
+    def __init__(self, conn: sa.Connection) -> None:
+        conn = conn.execution_options(convstore_kept=True)  # the begin listener leaves it alone
+        conn.begin()
+        self.conn = conn
+        self._cursor = conn.connection.dbapi_connection.cursor()
+        self._error = conn.dialect.loaded_dbapi.Error
+
+    def send(self, statement: str) -> None:
+        """``statement`` (BEGIN, COMMIT, ...) on the driver's connection; its errors as SQLAlchemy's."""
+        try:
+            self._cursor.execute(statement)
+        except self._error as exc:
+            raise sa.exc.DBAPIError.instance(statement, None, exc, self._error) from exc
+
+    def usable(self) -> bool:
+        return not (self.conn.closed or self.conn.invalidated)
+
+    def close(self) -> None:
+        with suppress(sa.exc.SQLAlchemyError):
+            self.conn.close()
+
+
 class Writer:
     """Each write on a connection of the pool (servers, and an engine handed to the store)."""
 
@@ -39,46 +72,56 @@ class Writer:
 
 
 class KeptWriter(Writer):
-    """A store's writes one at a time on a connection it keeps (SQLite). The connection is
+    """A store's writes one at a time on a connection it keeps (SQLite), each between a
+    ``BEGIN IMMEDIATE`` and a ``COMMIT`` of its own (see :class:`_Held`). The connection is
     dropped (back to the pool) after any error in a write, and never used by a process forked
     from the one that opened it."""
 
     def __init__(self, engine: sa.Engine) -> None:
         super().__init__(engine)
         self._lock = threading.Lock()
-        self._conn: sa.Connection | None = None
+        self._held: _Held | None = None
         self._pid = os.getpid()
 
-    @contextmanager
-    def transaction(self) -> Iterator[sa.Connection]:
+    def transaction(self) -> AbstractContextManager[sa.Connection]:
+        return self  # one write at a time: __enter__ takes the lock, __exit__ gives it back
+
+    def __enter__(self) -> sa.Connection:
         if self._pid != os.getpid():  # a forked child: its parent's lock and connection are not its own
-            self._lock, self._conn, self._pid = threading.Lock(), None, os.getpid()
+            self._lock, self._held, self._pid = threading.Lock(), None, os.getpid()
         # Another thread's write of this store: waited for as SQLite waits for another process's.
         if not self._lock.acquire(timeout=db.SQLITE_BUSY_TIMEOUT_S):
             url = self.engine.url.render_as_string(hide_password=True)
             raise DatabaseError(f"database error on {url}: database is locked (another write of this "
                                 f"store held it for {db.SQLITE_BUSY_TIMEOUT_S:.0f} s)")
         try:
-            conn = self._connection()
-            try:
-                with conn.begin():
-                    yield conn
-            except BaseException:
+            if self._held is None or not self._held.usable():
+                self._held = _Held(db.write_connection(self.engine))
+            self._held.send("BEGIN IMMEDIATE")
+        except BaseException:
+            self._drop()
+            self._lock.release()
+            raise
+        return self._held.conn
+
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        try:
+            if exc_type is not None:
                 self._drop()  # whatever the error left in it stays out of the next write
+                return
+            assert self._held is not None
+            try:
+                self._held.send("COMMIT")
+            except BaseException:
+                self._drop()  # a commit that failed is rolled back: none of it is acknowledged
                 raise
         finally:
             self._lock.release()
 
-    def _connection(self) -> sa.Connection:
-        if self._conn is None or self._conn.closed or self._conn.invalidated:
-            self._conn = db.write_connection(self.engine)
-        return self._conn
-
     def _drop(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with suppress(sa.exc.SQLAlchemyError):
-                conn.close()
+        held, self._held = self._held, None
+        if held is not None:
+            held.close()
 
     def close(self) -> None:
         """Give the connection back to the pool (after a write in progress, if any)."""
@@ -92,9 +135,14 @@ class Readers:
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
 
-    def connection(self) -> AbstractContextManager[sa.Connection]:
-        """A connection for one read (its transaction is the caller's)."""
-        return self.engine.connect()
+    @contextmanager
+    def snapshot(self) -> Iterator[sa.Connection]:
+        """A connection in one read transaction: one snapshot (see ``db.read_options``)."""
+        with self.engine.connect() as conn:
+            if options := db.read_options(conn.dialect):  # none on SQLite and MariaDB: no call per read
+                conn = conn.execution_options(**options)
+            with conn.begin():
+                yield conn
 
     def close(self) -> None:
         pass
@@ -103,42 +151,49 @@ class Readers:
 class KeptReaders(Readers):
     """A store's reads on connections it keeps (SQLite): each read takes an idle one, or opens one
     when all are in use, and puts it back after. A read skips the pool's checkout and return and a
-    new ``Connection``: 25 of the 180 us of a window of 50 (``benchmarks/README.md``). A connection
-    a read's error left in a transaction (or invalidated) is dropped; none is used by a process
-    forked from the one that opened it. At most :data:`MAX_IDLE` are kept: the pool's other
-    connections stay free for the store's writer and for the reads of a busier moment."""
+    new ``Connection``: 25 of the 180 us of a window of 50 (``benchmarks/README.md``), and
+    SQLAlchemy's transaction (:class:`_Held`). A connection whose read could not be ended (or
+    invalidated) is dropped; none is used by a process forked from the one that opened it. At
+    most :data:`MAX_IDLE` are kept: the pool's other connections stay free for the store's writer
+    and for the reads of a busier moment."""
 
     MAX_IDLE = 4  # the pool keeps 5 (SQLAlchemy's default), the writer one of them
 
     def __init__(self, engine: sa.Engine) -> None:
         super().__init__(engine)
-        self._idle: list[sa.Connection] = []  # list.pop and list.append are atomic: no lock
+        self._idle: list[_Held] = []  # list.pop and list.append are atomic: no lock
         self._pid = os.getpid()
 
     @contextmanager
-    def connection(self) -> Iterator[sa.Connection]:
+    def snapshot(self) -> Iterator[sa.Connection]:
         if self._pid != os.getpid():  # a forked child: its parent's connections are not its own
             self._idle, self._pid = [], os.getpid()
         try:
-            conn = self._idle.pop()
+            held = self._idle.pop()
         except IndexError:
-            conn = self.engine.connect()
+            held = _Held(self.engine.connect())
+        ended = False
         try:
-            yield conn
+            held.send("BEGIN")
+            try:
+                yield held.conn
+            except BaseException:
+                held.send("ROLLBACK")
+                ended = True
+                raise
+            held.send("COMMIT")
+            ended = True
         finally:
-            if conn.closed or conn.invalidated or conn.in_transaction() or self._pid != os.getpid() \
-                    or len(self._idle) >= self.MAX_IDLE:
-                with suppress(sa.exc.SQLAlchemyError):
-                    conn.close()
+            if ended and held.usable() and self._pid == os.getpid() and len(self._idle) < self.MAX_IDLE:
+                self._idle.append(held)
             else:
-                self._idle.append(conn)
+                held.close()
 
     def close(self) -> None:
         """Give the idle connections back to the pool."""
         idle, self._idle = self._idle, []
-        for conn in idle:
-            with suppress(sa.exc.SQLAlchemyError):
-                conn.close()
+        for held in idle:
+            held.close()
 
 
 def readers_for(engine: sa.Engine, *, own: bool) -> Readers:

@@ -411,15 +411,20 @@ TURN = [  # a user item, then one model turn: its reasoning and its answer (one 
 ]
 
 
-def test_pop_item_takes_one_element_of_a_turn_atomically(store):
+def test_pop_item_takes_one_element_of_a_turn_atomically(store, monkeypatch):
     cid = store.save(TURN, format="openai-responses")
     assert store.info(cid).message_count == 2  # the turn is one message
-    commits: list[object] = []
-    count = commits.append
-    sa.event.listen(store.engine, "commit", count)
+    transactions: list[object] = []
+    begin = store._writer.transaction  # SQLite's kept writer commits on the driver: no SQLAlchemy event
+
+    def counted() -> object:
+        transactions.append(None)
+        return begin()
+
+    monkeypatch.setattr(store._writer, "transaction", counted)
     assert store.pop_item(cid, format="openai-responses") == TURN[2]
-    sa.event.remove(store.engine, "commit", count)
-    assert len(commits) == 1  # one transaction: the turn's reasoning went back inside it
+    monkeypatch.undo()
+    assert len(transactions) == 1  # one transaction: the turn's reasoning went back inside it
     assert store.load(cid, format="openai-responses") == TURN[:2]
     store.append(cid, [{"role": "assistant", "content": [{"kind": "usage", "usage": {"input_tokens": 3}}]}],
                  format="canonical")  # gives no Responses item: popped on the way
