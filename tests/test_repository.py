@@ -115,6 +115,42 @@ def test_a_call_id_used_before_is_named_when_the_links_key_refuses_it(store):
     assert store.info(cid).message_count == 3
 
 
+def test_a_batch_of_results_reads_its_calls_and_window_starts_in_one_statement(store):
+    """On SQLite and MariaDB the calls a batch's results answer and the window starts from the
+    earliest still open one are read in one statement (two on PostgreSQL, which looks the batch's
+    own calls up too); the rows written are those of the same messages saved at once."""
+    def calls(*ids: str) -> dict:
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in ids]}
+
+    def result(call_id: str) -> dict:
+        return {"role": "tool", "tool_call_id": call_id, "content": "r"}
+
+    stored = [calls("a"), {"role": "user", "content": "x"}, calls("b", "c"), result("b")]
+    added = [result("c"), {"role": "user", "content": "y"}, result("a"), result("b")]  # b: answered before
+    cid = store.save(stored)
+    statements: list[str] = []
+
+    def count(*args: object) -> None:
+        statements.append(str(args[2]))
+
+    sa.event.listen(store.engine, "before_cursor_execute", count)
+    store.append(cid, added)
+    sa.event.remove(store.engine, "before_cursor_execute", count)
+    reads = [s for s in statements if s.lstrip().startswith("SELECT") and ("tool_calls" in s or "window_start" in s)]
+    assert len(reads) == (2 if store.engine.dialect.name == "postgresql" else 1)
+
+    at_once = store.save(stored + added)
+    with store.engine.connect() as conn:
+        def rows(table: str, columns: str, c: str) -> list:
+            return conn.execute(sa.text(f"SELECT {columns} FROM {table} WHERE conversation_id = :c ORDER BY 1, 2"),
+                                {"c": c}).all()
+        assert rows("messages", "seq, window_start", cid) == rows("messages", "seq, window_start", at_once)
+        links = "call_id, call_seq, result_seq, result_position, status"
+        assert rows("tool_calls", links, cid) == rows("tool_calls", links, at_once)
+    assert store.load(cid) == store.load(at_once)
+
+
 def test_unknown_conversation(store):
     for bad in ("0190a0a0-0000-7000-8000-000000000000", "not-a-uuid", "'; DROP TABLE messages; --"):
         with pytest.raises(ConversationNotFoundError):
