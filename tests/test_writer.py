@@ -10,6 +10,7 @@ import threading
 import pytest
 
 from store import ConversationStore, db
+from store import operations as ops
 from store.errors import ConvstoreError, DatabaseError, NotFoundError
 from store.writer import KeptWriter
 
@@ -117,6 +118,24 @@ def test_a_write_kept_waiting_past_the_busy_timeout_is_a_database_error(sqlite_s
         other.close()
     s.append(cid, _user("b"))
     assert len(s.load(cid)) == 2
+
+
+def test_a_commit_that_fails_is_a_database_error_and_keeps_nothing(sqlite_store):
+    """The kept writer sends COMMIT itself: when SQLite refuses it (here a foreign key checked
+    at commit), the write is an error, none of it stays, and the next write works."""
+    s = sqlite_store
+    cid = s.save(_user("a"))
+
+    def append_then_break(conn, scope):
+        ops.append(conn, scope, cid, s._canonical(_user("b"), None), progress=None)
+        conn.exec_driver_sql("PRAGMA defer_foreign_keys = ON")
+        conn.exec_driver_sql("INSERT INTO conversation_tags (conversation_id, tag) VALUES ('nowhere', 't')")
+
+    with pytest.raises(DatabaseError, match="FOREIGN KEY constraint failed"):
+        s._transact(append_then_break)
+    assert [m["content"] for m in s.load(cid)] == ["a"] and s.info(cid).message_count == 1
+    s.append(cid, _user("c"))
+    assert [m["content"] for m in s.load(cid)] == ["a", "c"]
 
 
 def test_the_server_backends_write_on_pooled_connections(store):
