@@ -4,8 +4,9 @@ SQLite takes one writer at a time (``BEGIN IMMEDIATE``), so a store loses no con
 running its writes one at a time on a connection it keeps checked out, and each write skips the
 pool's checkout and return and a new ``Connection``: an empty write transaction costs 82-91 us
 the pool's way and 22 us on a kept connection, and an append's CPU fell from 547-667 to
-393-516 us (``benchmarks/README.md``). PostgreSQL and MariaDB take concurrent writers: there
-each write checks a connection out of the pool.
+393-516 us (``benchmarks/README.md``); sending its BEGIN and COMMIT on the driver (:class:`_Held`)
+took the empty write to ~9 us more. PostgreSQL and MariaDB take concurrent writers: there each
+write checks a connection out of the pool.
 
 Reads on SQLite likewise run on connections the store keeps (:class:`KeptReaders`), one per read
 in progress; on a server each read checks one out of the pool.
@@ -178,8 +179,9 @@ class KeptReaders(Readers):
             try:
                 yield held.conn
             except BaseException:
-                held.send("ROLLBACK")
-                ended = True
+                with suppress(sa.exc.DBAPIError):  # a connection that cannot roll back is dropped below;
+                    held.send("ROLLBACK")          # the read's own error is the one raised
+                    ended = True
                 raise
             held.send("COMMIT")
             ended = True
