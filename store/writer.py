@@ -4,8 +4,8 @@ SQLite takes one writer at a time (``BEGIN IMMEDIATE``), so a store loses no con
 running its writes one at a time on a connection it keeps checked out, and each write skips the
 pool's checkout and return and a new ``Connection``: an empty write transaction costs 82-91 us
 the pool's way and 22 us on a kept connection, and an append's CPU fell from 547-667 to
-393-516 us (``benchmarks/README.md``); sending its BEGIN and COMMIT on the driver (:class:`_Held`)
-took the empty write to ~9 us more. PostgreSQL and MariaDB take concurrent writers: there each
+393-516 us (``benchmarks/README.md``); sending BEGIN and COMMIT on the driver (:class:`_Held`)
+took an empty write from 23-31 to 12-13 us, and an empty read from 18-22 to 7-9. PostgreSQL and MariaDB take concurrent writers: there each
 write checks a connection out of the pool.
 
 Reads on SQLite likewise run on connections the store keeps (:class:`KeptReaders`), one per read
@@ -28,7 +28,7 @@ from .errors import DatabaseError
 class _Held:
     """A kept SQLite connection whose transactions are begun and ended on the driver's connection:
     SQLAlchemy's transaction around each (its objects, its events, the listener that sends
-    ``BEGIN``) cost 14 us of an empty write's 23 and of a read's, 4% of an append. The connection
+    ``BEGIN``) cost 11-18 us of an empty write's 23-31 and of an empty read's 18-22: 4% of an append. The connection
     holds one SQLAlchemy transaction open for its life instead, so that statements run through it
     never autobegin: bookkeeping only, as the driver's own BEGIN is off on SQLite
     (``db._configure_sqlite``) and SQLAlchemy's commit would be the driver's. Closing the
