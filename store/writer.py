@@ -5,8 +5,8 @@ running its writes one at a time on a connection it keeps checked out, and each 
 pool's checkout and return and a new ``Connection``: an empty write transaction costs 82-91 us
 the pool's way and 22 us on a kept connection, and an append's CPU fell from 547-667 to
 393-516 us (``benchmarks/README.md``); sending BEGIN and COMMIT on the driver (:class:`_Held`)
-took an empty write from 23-31 to 12-13 us, and an empty read from 18-22 to 7-9. PostgreSQL and MariaDB take concurrent writers: there each
-write checks a connection out of the pool.
+took an empty write from 23-31 to 12-13 us, and an empty read from 18-22 to 7-9. PostgreSQL and
+MariaDB take concurrent writers: there each write checks a connection out of the pool.
 
 Reads on SQLite likewise run on connections the store keeps (:class:`KeptReaders`), one per read
 in progress; on a server each read checks one out of the pool.
