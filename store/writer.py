@@ -28,20 +28,23 @@ from .errors import DatabaseError
 class _Held:
     """A kept SQLite connection whose transactions are begun and ended on the driver's connection:
     SQLAlchemy's transaction around each (its objects, its events, the listener that sends
-    ``BEGIN``) cost 11-18 us of an empty write's 23-31 and of an empty read's 18-22: 4% of an append. The connection
-    holds one SQLAlchemy transaction open for its life instead, so that statements run through it
-    never autobegin: bookkeeping only, as the driver's own BEGIN is off on SQLite
-    (``db._configure_sqlite``) and SQLAlchemy's commit would be the driver's. Closing the
+    ``BEGIN``) cost 11-18 us of an empty write's 23-31 and of an empty read's 18-22: 4% of an
+    append. The connection holds one SQLAlchemy transaction open for its life instead, so that
+    statements run through it never autobegin: bookkeeping only, as the driver's own BEGIN is off
+    on SQLite (``db._configure_sqlite``) and SQLAlchemy's commit would be the driver's. Closing the
     connection rolls back whatever a failed statement left open."""
 
     __slots__ = ("conn", "_cursor", "_error")
 
     def __init__(self, conn: sa.Connection) -> None:
-        conn = conn.execution_options(convstore_kept=True)  # the begin listener leaves it alone
-        conn.begin()
-        self.conn = conn
-        self._cursor = conn.connection.dbapi_connection.cursor()
-        self._error = conn.dialect.loaded_dbapi.Error
+        self.conn = conn.execution_options(convstore_kept=True)  # the begin listener leaves it alone
+        try:
+            self.conn.begin()
+            self._cursor = self.conn.connection.dbapi_connection.cursor()
+        except BaseException:
+            self.close()
+            raise
+        self._error = self.conn.dialect.loaded_dbapi.Error
 
     def send(self, statement: str) -> None:
         """``statement`` (BEGIN, COMMIT, ...) on the driver's connection; its errors as SQLAlchemy's."""

@@ -137,14 +137,15 @@ def test_a_batch_of_results_reads_its_calls_and_window_starts_in_one_statement(s
     sa.event.listen(store.engine, "before_cursor_execute", count)
     store.append(cid, added)
     sa.event.remove(store.engine, "before_cursor_execute", count)
-    reads = [s for s in statements if s.lstrip().startswith("SELECT") and ("tool_calls" in s or "window_start" in s)]
+    reads = [s for s in statements
+             if s.lstrip().startswith("SELECT") and ("tool_calls" in s or "window_start" in s)]
     assert len(reads) == (2 if store.engine.dialect.name == "postgresql" else 1)
 
     at_once = store.save(stored + added)
     with store.engine.connect() as conn:
         def rows(table: str, columns: str, c: str) -> list:
-            return conn.execute(sa.text(f"SELECT {columns} FROM {table} WHERE conversation_id = :c ORDER BY 1, 2"),
-                                {"c": c}).all()
+            query = f"SELECT {columns} FROM {table} WHERE conversation_id = :c ORDER BY 1, 2"
+            return conn.execute(sa.text(query), {"c": c}).all()
         assert rows("messages", "seq, window_start", cid) == rows("messages", "seq, window_start", at_once)
         links = "call_id, call_seq, result_seq, result_position, status"
         assert rows("tool_calls", links, cid) == rows("tool_calls", links, at_once)
