@@ -24,3 +24,19 @@ def test_the_conversion_benchmark_repeats_messages_and_bounds_every_source():
         assert len(data[key]) >= 40 and count >= 40
     said: list[str] = []
     assert set(conversion.validation_bound(40, repeat=1, say=said.append)) == set(store.FORMATS) and not said
+
+
+def test_the_append_duel_times_every_counted_append_by_kind():
+    """``benchmarks.append_kinds``: two contestants take turns on one workload; each counted append of
+    each is timed once, under its message's kind."""
+    from benchmarks import workload
+    from benchmarks.append_kinds import duel, rate_ratio, table
+    from benchmarks.contestant import Convstore, SchemaBound
+
+    messages = workload.conversation(90)
+    times = duel(Convstore(), SchemaBound(), messages, stored=50, appends=30, warm_up=5)
+    assert set(times) == {"convstore", "convstore rows (bound)"}
+    for per_kind in times.values():
+        assert sum(len(seconds) for seconds in per_kind.values()) == 30
+        assert "user's text" in per_kind and all(s > 0 for seconds in per_kind.values() for s in seconds)
+    assert rate_ratio(times) > 0 and table(times).row_count == 2
