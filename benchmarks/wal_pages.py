@@ -28,9 +28,9 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
-from sqlalchemy.engine.default import DefaultDialect
 
 from store import db
+from store.writer import _Held
 
 from . import peers, workload
 from .contestant import Contestant, Convstore
@@ -106,20 +106,23 @@ def table(name: str, pages: dict[str, Counter[str]], counts: Counter[str], page_
 def commit_times(messages: list[dict[str, Any]], stored: int, appends: int) -> dict[int, list[float]]:
     """convstore's commit times (us) by the WAL frames each commit wrote."""
     spent: list[int] = []
-    plain = DefaultDialect.do_commit
+    plain = _Held.send  # the store's writer sends its COMMIT on the driver (store.writer)
 
-    def timed(self: DefaultDialect, dbapi_connection: Any) -> None:
+    def timed(self: _Held, statement: str) -> None:
         start = time.perf_counter_ns()
-        plain(self, dbapi_connection)
-        spent.append(time.perf_counter_ns() - start)
+        plain(self, statement)
+        if statement == "COMMIT":
+            spent.append(time.perf_counter_ns() - start)
 
     contestant, by_frames = Convstore(), {}
     with _appending(contestant, messages, stored) as (database, conversation, prepared):
-        raw = contestant.store._writer._connection().connection.dbapi_connection
+        held = contestant.store._writer._held  # the writer's connection, kept since the ingest
+        assert held is not None
+        raw = held.conn.connection.dbapi_connection
         raw.execute("PRAGMA wal_autocheckpoint = 0")
         wal = Path(f"{database.path}-wal")
         page_size = raw.execute("PRAGMA page_size").fetchone()[0]
-        DefaultDialect.do_commit = timed  # type: ignore[method-assign]
+        _Held.send = timed  # type: ignore[method-assign]
         try:
             for i, one in enumerate(prepared[:WARM_UP + appends]):
                 if i % 200 == 0:
@@ -130,7 +133,7 @@ def commit_times(messages: list[dict[str, Any]], stored: int, appends: int) -> d
                     frames = (os.path.getsize(wal) - before) // (page_size + 24)
                     by_frames.setdefault(frames, []).append(spent[-1] / 1000)
         finally:
-            DefaultDialect.do_commit = plain  # type: ignore[method-assign]
+            _Held.send = plain  # type: ignore[method-assign]
     return by_frames
 
 

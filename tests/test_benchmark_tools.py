@@ -40,3 +40,15 @@ def test_the_append_duel_times_every_counted_append_by_kind():
         assert sum(len(seconds) for seconds in per_kind.values()) == 30
         assert "user's text" in per_kind and all(s > 0 for seconds in per_kind.values() for s in seconds)
     assert rate_ratio(times) > 0 and table(times).row_count == 2
+
+
+def test_the_commit_timing_times_each_counted_commit_by_its_frames():
+    """``benchmarks.wal_pages --commit-times`` times the writer's COMMIT (it broke when the commit
+    moved from SQLAlchemy's to the store's own, unnoticed: no test ran it)."""
+    from benchmarks import workload
+    from benchmarks.wal_pages import WARM_UP, commit_table, commit_times
+
+    by_frames = commit_times(workload.conversation(50 + WARM_UP + 20), stored=50, appends=20)
+    assert sum(len(times) for times in by_frames.values()) == 20 and min(by_frames) >= 1
+    assert all(t > 0 for times in by_frames.values() for t in times)
+    assert commit_table(by_frames).row_count >= 0
