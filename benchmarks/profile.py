@@ -2,7 +2,8 @@
 
 Profiles (pyinstrument, statistical) ``save`` of an N-message conversation and ``load(format="openai")``
 of a 10k-message one on a fresh SQLite database (and with ``--append N``, N appends of one message
-each, as an agent writes them; a durable commit's wait shows as the driver's ``commit``), and prints for each the functions with the most
+each, as an agent writes them; on SQLite a durable commit's wait shows under ``store.writer._Held.send``,
+the writer's own ``COMMIT``), and prints for each the functions with the most
 time of their own ("self") and the most time including callees ("total"), as % of the run.
 ``--html DIR`` also writes pyinstrument's interactive call trees there.
 """
