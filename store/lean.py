@@ -22,7 +22,7 @@ OpenAI items so (:func:`convertible`). Tests hold the output and its losses to t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeAlias
 
@@ -210,10 +210,15 @@ Writable: TypeAlias = Message | Plain | Parts
 plain ones standing in for some (and on a write, :class:`Parts`)."""
 
 
-def canonical(msgs: Sequence[Writable], of: tuple[type, ...] = (Plain, Parts)) -> list[Writable]:
+def canonical(msgs: Sequence[Writable], of: tuple[type, ...] = (Plain, Parts),
+              unless: Callable[[Writable], bool] | None = None) -> list[Writable]:
     """``msgs`` with each of the classes ``of`` (by default every :class:`Plain` and :class:`Parts`)
-    as its canonical message, validated in one call; ``msgs`` itself where it holds none."""
-    if not any(msg.__class__ in of for msg in msgs):
+    as its canonical message, validated in one call, but those ``unless`` takes (a writer's own plain
+    path); ``msgs`` itself where none is left to make."""
+    def made_of(msg: Writable) -> bool:
+        return msg.__class__ in of and (unless is None or not unless(msg))
+
+    if not any(map(made_of, msgs)):
         return msgs  # type: ignore[return-value]
-    made = iter(MESSAGES.validate_python([msg.fields() for msg in msgs if msg.__class__ in of]))  # type: ignore[union-attr]
-    return [next(made) if msg.__class__ in of else msg for msg in msgs]
+    made = iter(MESSAGES.validate_python([msg.fields() for msg in msgs if made_of(msg)]))  # type: ignore[union-attr]
+    return [next(made) if made_of(msg) else msg for msg in msgs]

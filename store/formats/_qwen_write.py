@@ -10,12 +10,15 @@ from typing import Any
 
 from typing_extensions import assert_never
 
+from ..lean import Call, Plain, canonical
 from ..model import (
     AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock, VideoBlock,
 )
 from ._common import CARRY_KEY, Losses, carry, data_uri, dump_json
 from .qwen import NAME, _KINDS, _MEDIA_FIELD, Kind, _dict, _kind, _layout, _of
+
+TAKES_PLAIN = True
 
 # --- from canonical --------------------------------------------------------------
 
@@ -264,9 +267,65 @@ class _Writer:
         return [out.body for out in self.out]
 
 
-def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
-    """Canonical messages as Qwen-Agent message dicts (``Message(**d)`` accepts each)."""
+    def plain(self, msg: Plain, index: int) -> None:
+        """:meth:`message` of a plain message (``store.lean``) that :func:`_takes`: the same items and
+        losses, made without its canonical message (tests/test_lean_load.py holds them to be the same)."""
+        content, main = msg.content, len(self.out)
+        if content and content[0].__class__ is not Call:  # a tool result
+            call_id = content[0].call_id
+            known = self.calls.get(call_id)
+            body: dict[str, Any] = {"role": "function", "content": msg.text}
+            if (name := msg.name or (known[0] if known else None)) is not None:
+                body["name"] = name
+            if not (known and known[1]):
+                body["extra"] = {"function_id": call_id}
+            self.out.append(_Out(body))
+        else:
+            prev = self.out[-1].body if self.out else None
+            if msg.text is not None:
+                self.out.append(_Out({"role": msg.role, "content": msg.text}))
+            for call in content:
+                self.calls[call.call_id] = (call.name, False)
+                self.out.append(_Out({"role": "assistant", "content": "", "extra": {"function_id": call.call_id},
+                                      "function_call": {"name": call.name, "arguments": call.arguments_raw}}))
+            if msg.role == "assistant" and prev is not None and prev["role"] == "assistant" and prev.get("name") is None:
+                self.out[main].carried["split"] = True
+        if msg.extras:  # another format's notes: carried as _carry carries them
+            self.out[main].carried.update(self._carried(msg, index))
+
+    def _carried(self, msg: Plain, index: int) -> dict[str, Any]:
+        notes = {name: value for name, value in msg.extras.items() if name != NAME}  # type: ignore[union-attr]
+        for name in notes:
+            self.losses.add(index, f"extras.{name}", "carried", f"Qwen has no place for it; kept in extra.{CARRY_KEY}")
+        payload: dict[str, Any] = {"extras": notes}
+        if msg.source_format not in (None, NAME):
+            payload["source_format"] = msg.source_format
+        return payload
+
+
+def _takes(msg: Any) -> bool:
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: one without
+    Qwen's own notes whose text (if any) is not empty (the general path drops or carries those); a
+    result not an error, a tool's; calls an assistant's; a text a system, user or assistant message's."""
+    if msg.__class__ is not Plain or msg.extras and NAME in msg.extras or msg.text == "":
+        return False
+    if not msg.content:
+        return msg.text is not None and msg.role in _TEXT_ROLES
+    if msg.content[0].__class__ is Call:
+        return msg.role == "assistant"
+    return msg.role == "tool" and not msg.content[0].is_error
+
+
+_TEXT_ROLES = frozenset({"system", "user", "assistant"})
+
+
+def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
+    """Canonical messages as Qwen-Agent message dicts (``Message(**d)`` accepts each); plain ones among
+    them (``store.lean``) written without their canonical message where nothing of them is lost."""
     writer = _Writer(losses)
-    for index, msg in enumerate(messages):
-        writer.message(msg, index)
+    for index, msg in enumerate(canonical(messages, unless=_takes)):
+        if msg.__class__ is Plain:
+            writer.plain(msg, index)  # type: ignore[arg-type]
+        else:
+            writer.message(msg, index)  # type: ignore[arg-type]
     return writer.finish()

@@ -370,6 +370,6 @@ def looks_like(data: Any) -> bool:
     ) and any("extra" in m or isinstance(m.get("content"), list) and m["content"] for m in msgs)
 
 
-from ._qwen_write import from_canonical  # noqa: E402  (the writer imports the names above)
+from ._qwen_write import TAKES_PLAIN, from_canonical  # noqa: E402  (the writer imports the names above)
 
-__all__ = ["NAME", "from_canonical", "looks_like", "to_canonical"]
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical"]
