@@ -263,8 +263,7 @@ class _Writer:
                     native.add("usage")
             elif part.written:
                 native.add("created_at")  # it is the first block's
-            stripped = m.model_copy(update={"extras": {k: v for k, v in m.extras.items() if k != NAME}})
-            payload = carry(stripped, native=native) or {}
+            payload = carry(m, native=native, update={"extras": {k: v for k, v in m.extras.items() if k != NAME}}) or {}
         if part.carried:  # dumped whole: nested blocks (a result's output) need their "kind"
             payload["blocks"] = [{"at": at, "block": b.model_dump(mode="json")}
                                  for at, b in part.carried.items()]

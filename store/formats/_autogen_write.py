@@ -268,8 +268,7 @@ class _Writer:
         other = {k: v for k, v in msg.extras.items() if k != NAME} if msg.extras else {}
         payload: dict[str, Any] = {}
         if odd or other or msg.source_role or msg.model or self.carried:
-            payload = carry(msg.model_copy(update={"metadata": odd, "extras": other}), native=_NATIVE,
-                            blocks=self.carried) or {}
+            payload = carry(msg, native=_NATIVE, blocks=self.carried, update={"metadata": odd, "extras": other}) or {}
             for key in payload.keys() - {"blocks"}:
                 self.losses.add(self.index, key, "carried", f"AgentChat has no such field; {_CARRIED}")
         own = self._own(msg, first, source)

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 import pydantic
+from pydantic_core import to_jsonable_python
 
 from .. import exactjson
 from ..errors import LossError, SchemaError
@@ -207,14 +208,22 @@ CARRY_KEY = "convstore"
 has no field for, so that X -> Y -> X gives X back."""
 
 
-def carry(msg: Any, *, native: set[str], blocks: dict[int, Any] | None = None) -> dict[str, Any] | None:
+def carry(msg: Any, *, native: set[str], blocks: dict[int, Any] | None = None,
+          update: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The JSON-ready part of canonical message ``msg`` that target fields ``native`` do not hold.
 
     ``native`` names the Message fields the target expresses itself (``role``,
     ``name``, ...); ``content`` never travels here except for the ``blocks`` given
-    (position -> block) that the target cannot express at all.
+    (position -> block) that the target cannot express at all. ``update``: fields taken as
+    these JSON values instead of the message's (a copy of the message with them would cost more).
     """
-    payload = msg.model_dump(mode="json", exclude_defaults=True, exclude={"content", "role", *native})
+    skip = {"content", "role", *native}
+    payload = msg.model_dump(mode="json", exclude_defaults=True, exclude=skip | update.keys() if update else skip)
+    if update:
+        fields = type(msg).model_fields
+        payload.update((k, to_jsonable_python(v)) for k, v in update.items()
+                       if k not in skip and v != fields[k].get_default(call_default_factory=True))
+        payload = {k: payload[k] for k in fields if k in payload}  # the fields' order, as a dump has it
     if blocks:
         payload["blocks"] = [
             # exclude_none, not exclude_defaults: nested blocks must keep their "kind"

@@ -247,9 +247,8 @@ class _Writer:
     def _carry(self, msg: Message, lost: dict[int, Block], main: int, index: int) -> None:
         if not (lost or _foreign(msg)):
             return
-        base = msg.model_copy(update={"extras": {k: v for k, v in msg.extras.items() if k != NAME}})
-        payload = carry(base, native={"name", "source_format"} if msg.role != "tool" else {"source_format"},
-                        blocks=lost) or {}
+        payload = carry(msg, native={"name", "source_format"} if msg.role != "tool" else {"source_format"},
+                        blocks=lost, update={"extras": {k: v for k, v in msg.extras.items() if k != NAME}}) or {}
         for key, value in payload.items():
             for what in ([f"content[{b['at']}] {b['block']['kind']}" for b in value] if key == "blocks"
                          else [f"extras.{k}" for k in value] if key == "extras" else [key]):
