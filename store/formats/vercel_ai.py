@@ -34,8 +34,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter, ValidationError
 
-from ..model import BLOCK, AudioBlock, Block, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock
-from ..model import TextBlock, ToolCallBlock, ToolResultBlock, VideoBlock
+from ..model import BLOCK, MESSAGES as CANONICAL, Block, Message
 from ._common import CARRY_KEY, Losses, dump_json, message_list, parse_data_uri, unknown_fields, validate
 
 NAME = "vercel-ai"
@@ -128,7 +127,9 @@ FINISHED: dict[str, tuple[bool, str | None]] = {
 }
 _CALL_KEYS = {"type", "toolCallId", "state", "toolName", "input", "output", "errorText"}
 _RESULT_FIELDS = ("resultProviderMetadata", "preliminary")  # part keys about the result, not the call
-_MEDIA_KINDS = (("image/", ImageBlock), ("audio/", AudioBlock), ("video/", VideoBlock))
+Fields = dict[str, Any]
+"""A canonical message or block as the fields its model validates."""
+_MEDIA_KINDS = (("image/", "image"), ("audio/", "audio"), ("video/", "video"))
 DENIED = "The tool call was denied."
 
 
@@ -145,26 +146,26 @@ def _fields(part: BaseModel, *skip: str) -> dict[str, Any] | None:
 # --- to canonical ------------------------------------------------------------------------
 
 
-def _media(part: FilePart) -> Block:
-    kind = next((cls for prefix, cls in _MEDIA_KINDS if part.mediaType.startswith(prefix)), FileBlock)
+def _media(part: FilePart) -> Fields:
+    kind = next((k for prefix, k in _MEDIA_KINDS if part.mediaType.startswith(prefix)), "file")
     decoded = parse_data_uri(part.url)
     # Bytes only when the data URL says the same media type: else the URL is kept as it came.
-    if decoded is not None and decoded[0] == part.mediaType:
-        return kind(data=decoded[1], media_type=part.mediaType, filename=part.filename, extras=_note(fields=_fields(part)))
-    return kind(url=part.url, media_type=part.mediaType, filename=part.filename, extras=_note(fields=_fields(part)))
+    where = {"data": decoded[1]} if decoded is not None and decoded[0] == part.mediaType else {"url": part.url}
+    return {"kind": kind, **where, "media_type": part.mediaType, "filename": part.filename,
+            "extras": _note(fields=_fields(part))}
 
 
-def _data(part: DataPart) -> Block:
+def _data(part: DataPart) -> Block | Fields:
     if part.type == CARRIED_PART and isinstance(part.data, dict) and part.id is None:
         try:
             return BLOCK.validate_python(part.data)  # a block convstore carried here
         except ValidationError:
             pass
-    return DataBlock(data=part.data, extras=_note(type=part.type, id=part.id, fields=_fields(part, "id"),
-                                                  no_data="data" not in part.model_fields_set or None))
+    return {"kind": "data", "data": part.data, "extras": _note(
+        type=part.type, id=part.id, fields=_fields(part, "id"), no_data="data" not in part.model_fields_set or None)}
 
 
-def _call(part: ToolPart) -> ToolCallBlock:
+def _call(part: ToolPart) -> Fields:
     dynamic = part.type == "dynamic-tool"
     name = (part.toolName or "") if dynamic else part.type.removeprefix("tool-")
     given = part.model_fields_set
@@ -173,12 +174,12 @@ def _call(part: ToolPart) -> ToolCallBlock:
         fields["toolName"] = part.toolName
     # open: the part holds no result, so export gives it none (ids may repeat: results find their
     # call by id, the oldest call still waiting for one)
-    return ToolCallBlock(call_id=part.toolCallId, name=name, arguments=part.input, extras=_note(
+    return {"kind": "tool_call", "call_id": part.toolCallId, "name": name, "arguments": part.input, "extras": _note(
         dynamic=dynamic, open=part.state not in FINISHED, state=part.state if part.state not in FINISHED and part.state != "input-available" else None,
-        no_input="input" not in given, fields=fields or None))
+        no_input="input" not in given, fields=fields or None)}
 
 
-def _result(part: ToolPart) -> ToolResultBlock:
+def _result(part: ToolPart) -> Fields:
     is_error, key = FINISHED[part.state]
     value = getattr(part, key) if key else (part.model_extra or {}).get("approval", {})
     json_text = None
@@ -191,24 +192,29 @@ def _result(part: ToolPart) -> ToolResultBlock:
         output, json_text = ("" if value is None else dump_json(value)), True
     kept = {k: (part.model_extra or {})[k] for k in _RESULT_FIELDS if k in (part.model_extra or {})}
     name = (part.toolName or "") if part.type == "dynamic-tool" else part.type.removeprefix("tool-")
-    return ToolResultBlock(call_id=part.toolCallId, name=name, output=output, is_error=is_error, extras=_note(
-        state="output-denied" if key is None else None, json=json_text, fields=kept or None,
-        no_output=key is not None and key not in part.model_fields_set or None))
+    return {"kind": "tool_result", "call_id": part.toolCallId, "name": name, "output": output, "is_error": is_error,
+            "extras": _note(state="output-denied" if key is None else None, json=json_text, fields=kept or None,
+                            no_output=key is not None and key not in part.model_fields_set or None)}
 
 
-def _block(part: BaseModel) -> Block:
+def _block(part: BaseModel) -> Block | Fields:
     match part:
         case TextPart():
-            return TextBlock(text=part.text, extras=_note(fields=_fields(part)))
+            return {"kind": "text", "text": part.text, "extras": _note(fields=_fields(part))}
         case ReasoningPart():
-            return ReasoningBlock(text=part.text, extras=_note(fields=_fields(part)))
+            return {"kind": "reasoning", "text": part.text, "extras": _note(fields=_fields(part))}
         case FilePart():
             return _media(part)
         case DataPart():
             return _data(part)
         case ToolPart():
             return _call(part)
-    return DataBlock(data=part.model_dump(mode="json", exclude_unset=True), extras=_note(part=True))
+    return _as_data(part)
+
+
+def _as_data(part: BaseModel) -> Fields:
+    """A part kept as it came."""
+    return {"kind": "data", "data": part.model_dump(mode="json", exclude_unset=True), "extras": _note(part=True)}
 
 
 def _head(m: UIMessage) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -221,20 +227,20 @@ def _head(m: UIMessage) -> tuple[dict[str, Any], dict[str, Any]]:
     return metadata, _note(metadata=raw, fields=_fields(m, "metadata"))
 
 
-def _message(m: UIMessage) -> list[Message]:
+def _message(m: UIMessage) -> list[Fields]:
+    """A UIMessage's canonical messages, as the fields the canonical model validates (in one call, for
+    the whole input: a model a block costs more)."""
     metadata, note = _head(m)
     if m.role != "assistant":  # a step or tool part here is kept as it came
-        blocks = [_block(p) if not isinstance(p, (ToolPart, StepStart)) else
-                  DataBlock(data=p.model_dump(mode="json", exclude_unset=True), extras=_note(part=True))
-                  for p in m.parts]
-        return [Message(role=m.role, content=blocks, source_format=NAME, external_id=m.id, metadata=metadata,
-                        extras=note)]
-    out: list[Message] = []
-    step: Message | None = None
+        blocks = [_block(p) if not isinstance(p, (ToolPart, StepStart)) else _as_data(p) for p in m.parts]
+        return [{"role": m.role, "content": blocks, "source_format": NAME, "external_id": m.id,
+                 "metadata": metadata, "extras": note}]
+    out: list[Fields] = []
+    step: Fields | None = None
     finished: list[ToolPart] = []
 
     def close() -> None:
-        out.extend(Message(role="tool", content=[_result(p)], source_format=NAME, extras=_note(joined=True))
+        out.extend({"role": "tool", "content": [_result(p)], "source_format": NAME, "extras": _note(joined=True)}
                    for p in finished)
         finished.clear()
 
@@ -242,32 +248,37 @@ def _message(m: UIMessage) -> list[Message]:
         if isinstance(part, StepStart) or step is None:
             if step is not None:
                 close()
-            extras = note if not out else _note(joined=True)
-            step = Message(role="assistant", source_format=NAME, extras=extras,
-                           **({"external_id": m.id, "metadata": metadata} if not out else {}))
+            step = {"role": "assistant", "content": [], "source_format": NAME, "extras": _note(joined=True)} if out \
+                else {"role": "assistant", "content": [], "source_format": NAME, "external_id": m.id,
+                      "metadata": metadata, "extras": note}
             out.append(step)
             if isinstance(part, StepStart):
-                step.extras.setdefault(NAME, {})["step"] = True
+                own = step["extras"].setdefault(NAME, {})
+                own["step"] = True
                 if unknown_fields(part):
-                    step.extras[NAME]["step_fields"] = unknown_fields(part)
+                    own["step_fields"] = unknown_fields(part)
                 continue
-        step.content.append(_block(part))
+        step["content"].append(_block(part))
         if isinstance(part, ToolPart) and part.state in FINISHED:
             finished.append(part)
     if step is None:  # no parts at all
-        out.append(Message(role="assistant", source_format=NAME, external_id=m.id, metadata=metadata, extras=note))
+        out.append({"role": "assistant", "source_format": NAME, "external_id": m.id, "metadata": metadata,
+                    "extras": note})
     close()
     return out
+
+
+def _fields_of(items: list[Any], first: int = 0) -> list[Fields]:
+    return [c for m in validate(MESSAGES, items, NAME, first=first) for c in _message(m)]
 
 
 def to_canonical(data: Any) -> list[Message]:
     """Validate ``UIMessage[]`` (or ``{"messages": [...]}``) and convert them to canonical messages."""
     wrapped = isinstance(data, dict)
-    items = message_list(data, NAME)
-    out = [c for m in validate(MESSAGES, items, NAME) for c in _message(m)]
+    out = _fields_of(message_list(data, NAME))
     if wrapped and out:
-        out[0].extras.setdefault(NAME, {})["wrapper"] = {k: v for k, v in data.items() if k != "messages"}
-    return out
+        out[0]["extras"].setdefault(NAME, {})["wrapper"] = {k: v for k, v in data.items() if k != "messages"}
+    return CANONICAL.validate_python(out)
 
 
 def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
@@ -275,8 +286,7 @@ def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
     its own calls, so each chunk reads alone; errors name the index in the whole list."""
     base = 0
     for chunk in chunks:
-        parsed = validate(MESSAGES, chunk, NAME, first=base)
-        yield [c for m in parsed for c in _message(m)]
+        yield CANONICAL.validate_python(_fields_of(chunk, base))
         base += len(chunk)
 
 
