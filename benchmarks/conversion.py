@@ -1,8 +1,13 @@
 """Conversion in memory (no database): ``store.convert`` for every pair of ``store.FORMATS``.
 
-Each source is its bundled sample (``store/samples/<format>.json``) repeated until it holds at
-least N messages, every tool-call id renamed per copy (``<id>~<copy>``) so that ids stay unique.
-The rate counts source messages per second, validation and the losses report included.
+Two workloads. The samples: each source is its bundled sample (``store/samples/<format>.json``)
+repeated until it holds at least N messages, every tool-call id renamed per copy (``<id>~<copy>``)
+so that ids stay unique; a sample shows every feature of its format, so this is the hard case.
+An agent's conversation: the benchmark's workload (``workload.conversation``: texts, calls and
+their results, a few images and reasoning notes), N OpenAI messages written in each format by
+``store.convert`` (what an agent built on that framework would hold). The rate counts source
+messages per second (for the agent's conversation, its N messages in every format, however many
+items a format groups them in), validation and the losses report included.
 """
 
 from __future__ import annotations
@@ -10,6 +15,8 @@ from __future__ import annotations
 import importlib
 import json
 import time
+from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +66,22 @@ def source(fmt: str, n: int) -> tuple[Any, int]:
     return data, sum(len(v) for v in data.values() if isinstance(v, list))
 
 
+def agent_source(fmt: str, n: int) -> tuple[Any, int]:
+    """The benchmark's agent conversation of ``n`` messages as ``fmt`` holds it, and ``n``."""
+    return _agent(n)[fmt], n
+
+
+@lru_cache(maxsize=1)
+def _agent(n: int) -> dict[str, Any]:
+    from .workload import conversation
+
+    messages = conversation(n)
+    return {fmt: store.convert(messages, from_="openai", to=fmt, on_loss=lambda _loss: None) for fmt in store.FORMATS}
+
+
+Source = Callable[[str, int], tuple[Any, int]]
+
+
 def _rate(data: Any, count: int, src: str, dst: str, budget_s: float) -> list[float]:
     store.convert(data, from_=src, to=dst)  # warm-up
     rates: list[float] = []
@@ -72,11 +95,13 @@ def _rate(data: Any, count: int, src: str, dst: str, budget_s: float) -> list[fl
     return rates
 
 
-def run(n: int, budget_s: float = 1.0, say: Any = print) -> dict[str, dict[str, list[float]]]:
-    """Messages per second for every (source, target) pair: ``{source: {target: [samples]}}``."""
+def run(n: int, budget_s: float = 1.0, say: Any = print, sources: Source = source,
+        ) -> dict[str, dict[str, list[float]]]:
+    """Messages per second for every (source, target) pair: ``{source: {target: [samples]}}``;
+    ``sources``: :func:`source` (the samples) or :func:`agent_source`."""
     out: dict[str, dict[str, list[float]]] = {}
     for src in store.FORMATS:
-        data, count = source(src, n)
+        data, count = sources(src, n)
         out[src] = {}
         for dst in store.FORMATS:
             try:
@@ -88,7 +113,8 @@ def run(n: int, budget_s: float = 1.0, say: Any = print) -> dict[str, dict[str, 
     return out
 
 
-def validation_bound(n: int, repeat: int = 3, say: Any = print) -> dict[str, dict[str, float]]:
+def validation_bound(n: int, repeat: int = 3, say: Any = print, sources: Source = source,
+                     ) -> dict[str, dict[str, float]]:
     """What validation alone allows per source format, in source messages per second.
 
     Any conversion validates its input with the source format's models and builds canonical
@@ -99,7 +125,7 @@ def validation_bound(n: int, repeat: int = 3, say: Any = print) -> dict[str, dic
     out: dict[str, dict[str, float]] = {}
     for fmt in store.FORMATS:
         try:
-            out[fmt] = _bound_of(fmt, n, repeat)
+            out[fmt] = _bound_of(fmt, n, repeat, sources)
         except Exception as exc:  # noqa: BLE001 - reported, the other formats go on
             say(f"  validation bound of {fmt}: none ({type(exc).__name__}: {str(exc).splitlines()[0]})")
     return out
@@ -114,9 +140,9 @@ _VALIDATED_AS: dict[str, tuple[str, Any]] = {
 }
 
 
-def _bound_of(fmt: str, n: int, repeat: int) -> dict[str, float]:
+def _bound_of(fmt: str, n: int, repeat: int, sources: Source = source) -> dict[str, float]:
     module = importlib.import_module(get_format(fmt).to_canonical.__module__)
-    data, count = source(fmt, n)
+    data, count = sources(fmt, n)
     if fmt in _VALIDATED_AS:
         name, messages = _VALIDATED_AS[fmt]
         adapter, items = getattr(module, name), messages(data)

@@ -160,11 +160,12 @@ def targets_table(backend: str, rows: list[Target], peer: str | None = None) -> 
 
 
 def conversion_table(rates: dict[str, dict[str, list[float]]],
-                     bound: dict[str, dict[str, float]] | None = None) -> tuple[Table, Target]:
-    """The pair matrix; ``bound`` adds, per source, the rate validation alone allows
-    (``conversion.validation_bound``): no target can be reached faster from that source."""
+                     bound: dict[str, dict[str, float]] | None = None, of: str = "samples") -> tuple[Table, Target]:
+    """The pair matrix of a workload (``of``: "samples" or "an agent's conversation"); ``bound`` adds,
+    per source, the rate validation alone allows (``conversion.validation_bound``): no target can be
+    reached faster from that source."""
     names = list(rates)
-    table = Table(title="conversion in memory (store.convert): median k messages/s,"
+    table = Table(title=f"conversion in memory (store.convert) of {of}: median k messages/s,"
                         " source rows, target columns", title_justify="left")
     table.add_column("from \\ to")
     for n in names:
@@ -185,18 +186,18 @@ def conversion_table(rates: dict[str, dict[str, list[float]]],
         if bound:
             cells.append(f"{bound[src]['bound'] / 1000:.0f}" if src in bound else "-")
         table.add_row(src, *cells)
-    return table, _conversion_target(worst, exempt)
+    return table, _conversion_target(worst, exempt, of)
 
 
-def _conversion_target(worst: tuple[float, str], exempt: set[str]) -> Target:
+def _conversion_target(worst: tuple[float, str], exempt: set[str], of: str = "samples") -> Target:
     """Issue 12: >= 50k msg/s for every pair whose source validation alone allows that fast."""
     goal = ">= 50k msg/s for every pair whose source validates >= 50k/s"
     if exempt:
         goal += f" (exempt: {', '.join(sorted(exempt))})"
+    metric = f"conversion of {of}, slowest pair"
     if not worst[1]:
-        return Target("conversion, slowest pair", goal, "-", "-", "-", "-", "-", None)
-    return Target("conversion, slowest pair", goal, f"{worst[0] / 1000:.1f}k ({worst[1]})",
-                  "-", "-", "-", "-", worst[0] >= CONVERT_GOAL)
+        return Target(metric, goal, "-", "-", "-", "-", "-", None)
+    return Target(metric, goal, f"{worst[0] / 1000:.1f}k ({worst[1]})", "-", "-", "-", "-", worst[0] >= CONVERT_GOAL)
 
 
 def memory_target(memory: dict[str, Any]) -> Target:

@@ -163,12 +163,16 @@ def main(argv: list[str] | None = None) -> int:
         report.print_all(console, tables[-2:])
     if "convert" in plan.only:
         n = args.convert_messages or (1_000 if args.quick else 10_000)
-        rates = conversion.run(n, budget_s=0.3 if args.quick else 1.0, say=_say)
-        bound = conversion.validation_bound(n, say=_say)
-        table, target = report.conversion_table(rates, bound)
-        tables.append(table)
-        general.append(target)
-        meta["convert"] = {"messages": n, "rates": rates, "validation_bound": bound}
+        meta["convert"] = {"messages": n}
+        for key, of, sources in (("samples", "samples", conversion.source),
+                                 ("agent", "an agent's conversation", conversion.agent_source)):
+            _say(f"[bold]conversion[/] of {of}")
+            rates = conversion.run(n, budget_s=0.3 if args.quick else 1.0, say=_say, sources=sources)
+            bound = conversion.validation_bound(n, say=_say, sources=sources)
+            table, target = report.conversion_table(rates, bound, of)
+            tables.append(table)
+            general.append(target)
+            meta["convert"][key] = {"rates": rates, "validation_bound": bound}
     if "memory" in plan.only:
         n = args.memory_messages or (20_000 if args.quick else 1_000_000)
         meta["memory"] = memory.run(n, args.memory_cap_gb, say=_say, seed=args.seed)

@@ -26,6 +26,20 @@ def test_the_conversion_benchmark_repeats_messages_and_bounds_every_source():
     assert set(conversion.validation_bound(40, repeat=1, say=said.append)) == set(store.FORMATS) and not said
 
 
+def test_the_agent_conversation_converts_from_every_format():
+    """``conversion.agent_source``: the workload's conversation as every format holds it, each a source
+    the matrix converts to every format and bounds."""
+    import store
+    from benchmarks import conversion
+
+    rates = conversion.run(60, budget_s=0, say=(said := []).append, sources=conversion.agent_source)
+    assert not [line for line in said if "failed" in line]
+    assert all(len(rates[src][dst]) >= 3 for src in store.FORMATS for dst in store.FORMATS)
+    said.clear()
+    bound = conversion.validation_bound(60, repeat=1, say=said.append, sources=conversion.agent_source)
+    assert set(bound) == set(store.FORMATS) and not said
+
+
 def test_the_append_duel_times_every_counted_append_by_kind():
     """``benchmarks.append_kinds``: two contestants take turns on one workload; each counted append of
     each is timed once, under its message's kind."""
