@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
+from ..lean import Call, Plain, canonical
 from ..model import (
     AudioBlock,
     Block,
@@ -35,6 +38,8 @@ from ..model import (
 )
 from ._common import Losses, b64encode, data_uri, dump_json, lost_extras
 from .langchain import CLASS_NAMES, FULL_KEYS, NAME
+
+TAKES_PLAIN = True
 
 _TYPES = {"system": "system", "user": "human", "assistant": "ai", "tool": "human"}
 """Canonical role -> LangChain message type (a tool message's non-result content speaks as a human)."""
@@ -306,15 +311,68 @@ class _Writer:
                      status="error" if block.is_error else "success")
         return _wrap(data, notes)
 
+    def plain(self, msg: Plain, index: int) -> None:
+        """:meth:`message` of a plain message (``store.lean``) that :func:`_takes`: the same item and
+        losses, made without its canonical message (tests/test_lean_load.py holds them to be the same)."""
+        if msg.extras:
+            for field in lost_extras(msg, NAME):
+                self.losses.add(index, field, detail="a field of another format")
+        content = msg.content
+        if content and content[0].__class__ is not Call:  # a tool result
+            result = content[0]
+            self.out.append({"type": "tool", "data": {
+                "content": msg.text, "additional_kwargs": {}, "response_metadata": {}, "type": "tool",
+                "name": msg.name, "id": None, "tool_call_id": result.call_id, "artifact": None,
+                "status": "error" if result.is_error else "success"}})
+            return
+        kind = _TYPES[msg.role]
+        data = {"content": msg.text or "", "additional_kwargs": {}, "response_metadata": {}, "type": kind,
+                "name": None, "id": None}
+        if kind == "ai":
+            fields: dict[str, list[Any]] = {"tool_calls": [], "invalid_tool_calls": []}
+            for call in content:
+                key, item = self._plain_call(call, index)  # type: ignore[arg-type]
+                fields[key].append(item)
+            data.update(fields, usage_metadata=None)
+        self.out.append({"type": kind, "data": data})
+
+    def _plain_call(self, call: Call, index: int) -> tuple[str, dict[str, Any]]:
+        """:func:`_call_out` of a plain call (its arguments parse: ``lean.bare_arguments``)."""
+        arguments = orjson.loads(call.arguments_raw)
+        if arguments.__class__ is dict:
+            return "tool_calls", {"name": call.name, "args": arguments, "id": call.call_id, "type": "tool_call"}
+        self.losses.add(index, "tool_call.arguments", "approximated",
+                        "LangChain tool call arguments are an object; written as an invalid tool call with their text")
+        return "invalid_tool_calls", {"type": "invalid_tool_call", "id": call.call_id, "name": call.name,
+                                      "args": call.arguments_raw, "error": "arguments are not a JSON object"}
+
     def finish(self) -> list[dict[str, Any]]:
         return self.out
 
 
-def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
-    """Canonical messages as LangChain message dicts (``messages_from_dict`` loads them)."""
+def _takes(msg: Any) -> bool:
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: one without
+    LangChain's own notes; a text a system, user or assistant message's, calls an assistant's, a result a
+    tool's."""
+    if msg.__class__ is not Plain or msg.extras and NAME in msg.extras:
+        return False
+    if not msg.content:
+        return msg.text is not None and msg.role in _TEXT_ROLES
+    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
+
+
+_TEXT_ROLES = frozenset({"system", "user", "assistant"})
+
+
+def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
+    """Canonical messages as LangChain message dicts (``messages_from_dict`` loads them); plain ones
+    among them (``store.lean``) written without their canonical message."""
     writer = _Writer(losses)
-    for index, msg in enumerate(messages):
-        writer.message(msg, index)
+    for index, msg in enumerate(canonical(messages, unless=_takes)):
+        if msg.__class__ is Plain:
+            writer.plain(msg, index)  # type: ignore[arg-type]
+        else:
+            writer.message(msg, index)  # type: ignore[arg-type]
     return writer.finish()
 
 
