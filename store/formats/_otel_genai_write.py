@@ -6,6 +6,9 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+import orjson
+
+from ..lean import Call, Plain, canonical
 from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock,
     ToolCallBlock, ToolResultBlock, VideoBlock,
@@ -17,8 +20,8 @@ _NOT_IN_OTEL = ("external_id", "created_at", "model", "usage", "metadata")
 _Media = ImageBlock | AudioBlock | VideoBlock | FileBlock
 
 
-def _own(block: Block | Message) -> dict[str, Any]:
-    return block.extras.get(NAME, {})
+def _own(block: Block | Message | Plain) -> dict[str, Any]:
+    return block.extras.get(NAME, {}) if block.extras else {}
 
 
 _merge = partial(merge_own, fmt=NAME)
@@ -32,12 +35,37 @@ def _with_id(out: dict[str, Any], call_id: str | None) -> dict[str, Any]:
 class _Writer:
     def __init__(self, messages: list[Message], losses: Losses) -> None:
         self.losses = losses
-        calls = [b for m in messages for b in m.content if isinstance(b, ToolCallBlock)]
-        self.anonymous = {b.call_id for b in calls if b.call_id_synthesized}
+        calls = [b for m in messages for b in m.content if b.kind == "tool_call"]
+        self.anonymous = {b.call_id for b in calls if b.__class__ is not Call and b.call_id_synthesized}
         self.names = {b.call_id: b.name for b in calls}  # a result's name is its call's
 
     def parts(self, blocks: list[Block], index: int) -> list[dict[str, Any]]:
         return [p for b in blocks if (p := _KINDS[b.kind](self, b, index)) is not None]
+
+    def plain_parts(self, msg: Plain, index: int) -> list[dict[str, Any]]:
+        """:meth:`parts` of a plain message (``store.lean``) that :func:`_takes`: the same parts and
+        losses, made without its canonical message (tests/test_lean_load.py holds them to be the same)."""
+        content = msg.content
+        if content and content[0].__class__ is not Call:  # a tool result
+            result = content[0]
+            out: dict[str, Any] = {"type": "tool_call_response"}
+            if result.call_id not in self.anonymous:
+                out["id"] = result.call_id
+            out["response"] = msg.text
+            if result.is_error:
+                self.losses.add(index, "tool_result.is_error", "approximated", "OTel GenAI responses have no error flag")
+            if msg.name is not None and self.names.get(result.call_id) != msg.name:
+                self.losses.add(index, "tool_result.name", detail="a response is named only by the call it answers")
+            return [out]
+        parts = [] if msg.text is None else [{"type": "text", "content": msg.text}]
+        for call in content:
+            part: dict[str, Any] = {"type": "tool_call", "name": call.name}  # type: ignore[union-attr]
+            if call.call_id not in self.anonymous:
+                part["id"] = call.call_id
+            if (arguments := orjson.loads(call.arguments_raw)) is not None:  # type: ignore[union-attr]
+                part["arguments"] = arguments
+            parts.append(part)
+        return parts
 
     def _stand_in(self, index: int, kind: str, text: str) -> dict[str, Any]:
         self.losses.add(index, kind, "approximated", "written as a text part")
@@ -144,7 +172,11 @@ _KINDS: dict[str, Any] = {
 }
 
 
-def _report(msg: Message, index: int, losses: Losses) -> None:
+def _report(msg: Message | Plain, index: int, losses: Losses) -> None:
+    if msg.__class__ is Plain:
+        for lost in lost_extras(msg, NAME) if msg.extras else ():
+            losses.add(index, lost, detail="a field of another format")
+        return
     for name in _NOT_IN_OTEL:
         if getattr(msg, name):
             losses.add(index, name, detail="OTel GenAI messages have no such field")
@@ -152,9 +184,9 @@ def _report(msg: Message, index: int, losses: Losses) -> None:
         losses.add(index, lost, detail="a field of another format")
 
 
-def _finish_reason(msg: Message) -> str:
+def _finish_reason(msg: Message | Plain) -> str:
     """A foreign reply's finish reason, as its content shows it (the schema requires one)."""
-    return "tool_call" if any(isinstance(b, ToolCallBlock) for b in msg.content) else "stop"
+    return "tool_call" if any(b.kind == "tool_call" for b in msg.content) else "stop"
 
 
 def _is_instructions(msg: Message) -> bool:
@@ -175,8 +207,11 @@ def _output_start(messages: list[Message], first: int) -> int:
     return start
 
 
-def _message(msg: Message, index: int, writer: _Writer, output: bool) -> dict[str, Any]:
+def _message(msg: Message | Plain, index: int, writer: _Writer, output: bool) -> dict[str, Any]:
     _report(msg, index, writer.losses)
+    if msg.__class__ is Plain:
+        out = {"role": msg.role, "parts": writer.plain_parts(msg, index)}  # type: ignore[arg-type]
+        return {**out, "finish_reason": _finish_reason(msg)} if output else out
     native = msg.source_format == NAME
     out: dict[str, Any] = {"role": (msg.source_role or msg.role) if native else msg.role,
                            "parts": writer.parts(msg.content, index)}
@@ -190,7 +225,15 @@ def _message(msg: Message, index: int, writer: _Writer, output: bool) -> dict[st
     return _merge(out, msg.extras)
 
 
-def write(messages: list[Message], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:
+def _takes(msg: Any) -> bool:
+    """Whether a plain message is written as its canonical one would be (:meth:`_Writer.plain_parts`): one
+    neither read from this format nor holding its notes."""
+    return msg.__class__ is Plain and msg.source_format != NAME and not (msg.extras and NAME in msg.extras)
+
+
+def write(messages: list[Message | Plain], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:
+    """Canonical messages (plain ones among them: ``store.lean``) in the format."""
+    messages = canonical(messages, unless=_takes)
     writer = _Writer(messages, losses)
     head = _own(messages[0]) if messages else {}
     system = bool(messages) and _is_instructions(messages[0])
@@ -202,7 +245,9 @@ def write(messages: list[Message], losses: Losses) -> dict[str, Any] | list[dict
     start = _output_start(messages, first)
     out: dict[str, Any] = dict(head.get("request") or {})
     if system:
-        out["system_instructions"] = writer.parts(messages[0].content, 0)
+        first_msg = messages[0]
+        out["system_instructions"] = writer.plain_parts(first_msg, 0) if first_msg.__class__ is Plain \
+            else writer.parts(first_msg.content, 0)
     lists = {"input_messages": [_message(messages[i], i, writer, False) for i in range(first, start)],
              "output_messages": [_message(messages[i], i, writer, True) for i in range(start, len(messages))]}
     for key in KEYS[1:]:

@@ -356,6 +356,9 @@ def looks_like(data: Any) -> bool:
 # --- from canonical --------------------------------------------------------------------
 
 
+TAKES_PLAIN = True
+
+
 def from_canonical(messages: list[Message], losses: Any) -> dict[str, Any] | list[dict[str, Any]]:
     """Canonical messages as ``{"system_instructions"?, "input_messages", "output_messages"}``
     (or the bare list they were read from)."""
