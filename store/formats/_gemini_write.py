@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+import orjson
+
+from ..lean import Call, Plain, canonical
 from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock, HandoffBlock, ImageBlock,
     Message, ReasoningBlock, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock, UsageBlock, VideoBlock,
@@ -26,12 +29,16 @@ _NO_RESULT = "(no result was recorded)"
 _merge = partial(merge_own, fmt=NAME)
 
 
+def _own(msg: Message | Plain) -> dict[str, Any]:
+    return msg.extras.get(NAME, {}) if msg.extras else {}
+
+
 class _Writer:
     def __init__(self, messages: list[Message], losses: Losses) -> None:
         self.losses = losses
-        calls = [b for m in messages for b in m.content if isinstance(b, ToolCallBlock)]
-        self.anonymous = {b.call_id for m in messages for b in m.content if isinstance(b, ToolCallBlock)
-                          and (b.call_id_synthesized or (not b.call_id and m.source_format != NAME))}
+        calls = [b for m in messages for b in m.content if b.kind == "tool_call"]
+        self.anonymous = {b.call_id for m in messages for b in m.content if b.kind == "tool_call" and (
+            b.__class__ is not Call and b.call_id_synthesized or (not b.call_id and m.source_format != NAME))}
         self.names = {b.call_id: b.name for b in calls}  # a response names its function; some results do not
 
     def part(self, block: Block, index: int, native: bool) -> dict[str, Any] | None:
@@ -77,6 +84,40 @@ class _Writer:
             case UsageBlock():
                 self.losses.add(index, "usage", detail="Gemini contents have no usage")
         return None
+
+    def plain_parts(self, msg: Plain, index: int) -> list[dict[str, Any]]:
+        """The parts of a plain message (``store.lean``) that :func:`_takes`, as :meth:`part` writes its
+        canonical one's, with the same losses (tests/test_lean_load.py holds them to be the same)."""
+        content = msg.content
+        if content and content[0].__class__ is not Call:  # a tool result
+            call_id, error = content[0].call_id, content[0].is_error
+            name = msg.name if msg.name is not None else self.names.get(call_id, "")
+            resp: dict[str, Any] = {"name": name}
+            if call_id not in self.anonymous:
+                resp["id"] = call_id
+            if not name and msg.name is None:
+                self.losses.add(index, "tool_result.name", "approximated", "Gemini responses name their function: sent ''")
+            resp["response"] = {"error" if error else "output": msg.text}
+            return [{"function_response": resp}]
+        parts = [{"text": msg.text}] if msg.text else []  # an empty text part is refused: it holds nothing
+        for c in content:
+            call: dict[str, Any] = {"name": c.name}  # type: ignore[union-attr]
+            if c.call_id not in self.anonymous:
+                call["id"] = c.call_id
+            arguments = orjson.loads(c.arguments_raw)  # type: ignore[union-attr]
+            if arguments.__class__ is dict:
+                call["args"] = arguments
+            elif arguments is not None or c.arguments_raw.strip():  # type: ignore[union-attr]
+                self.losses.add(index, "tool_call.arguments", "approximated",
+                                f"function_call args must be a JSON object; sent {{}} instead of {c.arguments_raw[:80]!r}")  # type: ignore[union-attr]
+                call["args"] = {}
+            parts.append({"function_call": call})
+        return parts
+
+    def parts(self, msg: Message | Plain, index: int, native: bool) -> list[dict[str, Any]]:
+        if msg.__class__ is Plain:
+            return self.plain_parts(msg, index)  # type: ignore[arg-type]
+        return [p for b in msg.content if (p := self.part(b, index, native))]
 
     def _stand_in(self, index: int, kind: str, text: str) -> dict[str, Any] | None:
         if not text:  # nothing to keep, and the API refuses an empty text part
@@ -193,7 +234,11 @@ def _answers(response: dict[str, Any], call: dict[str, Any]) -> bool:
     return resp.get("id") == call.get("id") if "id" in call or "id" in resp else resp["name"] == call["name"]
 
 
-def _report(msg: Message, index: int, losses: Losses) -> None:
+def _report(msg: Message | Plain, index: int, losses: Losses) -> None:
+    if msg.__class__ is Plain:
+        for lost in lost_extras(msg, NAME) if msg.extras else ():
+            losses.add(index, lost, detail="a field of another format")
+        return
     for name in _NOT_IN_GEMINI:
         if getattr(msg, name):
             losses.add(index, name, detail="Gemini contents have no such field")
@@ -217,7 +262,9 @@ def _system_out(messages: list[tuple[int, Message]], writer: _Writer, first_chat
                 parts.append(part)
             elif part is not None:
                 writer.losses.add(index, block.kind, detail="Gemini's system_instruction holds text only")
-    own = messages[0][1].extras.get(NAME, {})
+        if msg.__class__ is Plain and msg.text:  # a plain system message is its text
+            parts.append({"text": msg.text})
+    own = _own(messages[0][1])
     if not parts and not any(m.source_format == NAME for _, m in messages):
         return None  # nothing to say, and an empty system_instruction is no use
     if len(messages) == 1 and own.get("content") == "str" and len(parts) == 1 and parts[0].keys() == {"text"}:
@@ -225,19 +272,28 @@ def _system_out(messages: list[tuple[int, Message]], writer: _Writer, first_chat
     out: dict[str, Any] = {"parts": parts}
     if own.get("system_role") is not None:
         out["role"] = own["system_role"]
-    return _merge(out, messages[0][1].extras)
+    return _merge(out, messages[0][1].extras or {})
 
 
-def write(messages: list[Message], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:
-    """Canonical messages as ``{"system_instruction"?, "contents"}`` (or the bare list they were read from)."""
+def _takes(msg: Any) -> bool:
+    """Whether a plain message is written as its canonical one would be (:meth:`_Writer.plain_parts`): one
+    neither read from this format nor holding its notes; a system message's is its text alone."""
+    return msg.__class__ is Plain and msg.source_format != NAME and not (msg.extras and NAME in msg.extras) \
+        and (msg.role != "system" or not msg.content)
+
+
+def write(messages: list[Message | Plain], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:
+    """Canonical messages (plain ones among them: ``store.lean``) as ``{"system_instruction"?, "contents"}``
+    (or the bare list they were read from)."""
+    messages = canonical(messages, unless=_takes)
     writer = _Writer(messages, losses)
     system = [(i, m) for i, m in enumerate(messages) if m.role == "system"]
     chat = [(i, m) for i, m in enumerate(messages) if m.role != "system"]
     turns: list[_Turn] = []
     for index, msg in chat:
-        own, native = msg.extras.get(NAME, {}), msg.source_format == NAME
+        own, native = _own(msg), msg.source_format == NAME
         _report(msg, index, losses)
-        parts = [p for b in msg.content if (p := writer.part(b, index, native))]
+        parts = writer.parts(msg, index, native)
         results = not native and msg.role == "tool"
         if turns and (own.get("joined") or (results and turns[-1].results)):
             turns[-1].content["parts"] += parts  # the rest of one Content, or responses to one model turn
@@ -245,7 +301,7 @@ def write(messages: list[Message], losses: Losses) -> dict[str, Any] | list[dict
             content = {"role": "model" if msg.role == "assistant" else "user", "parts": parts}
             turns.append(_Turn(_merge(content, msg.extras) if native else content, index, native, results))
     contents = _link(turns, writer)
-    head = messages[0].extras.get(NAME, {}) if messages else {}
+    head = _own(messages[0]) if messages else {}
     prompt = _system_out(system, writer, chat[0][0] if chat else None) if system else None
     if head.get("form") == "list" and prompt is None:
         return contents

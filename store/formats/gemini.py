@@ -309,6 +309,9 @@ def looks_like(data: Any) -> bool:
 # --- from canonical --------------------------------------------------------------------
 
 
+TAKES_PLAIN = True
+
+
 def from_canonical(messages: list[Message], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:
     """Canonical messages as ``{"system_instruction"?, "contents"}`` (or the bare list they were read from)."""
     from ._gemini_write import write  # the writer imports the helpers above
