@@ -15,12 +15,15 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from ..lean import Call, Plain, canonical
 from ..model import (
     AudioBlock, Block, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock, RefusalBlock, TextBlock,
     ToolCallBlock, ToolResultBlock, VideoBlock,
 )
 from ._common import Losses, dump_json, lost_extras, parse_json
 from .pydantic_ai import NAME, _URL_KIND
+
+TAKES_PLAIN = True
 
 _MEDIA = (ImageBlock, AudioBlock, VideoBlock, FileBlock)
 _RESULT_KINDS = {"tool-return", "retry-prompt", "builtin-tool-return"}
@@ -86,6 +89,38 @@ class _Writer:
             for block in blocks:
                 self._block(block, side, msg.role, target, index)
             self._close()
+
+    def plain(self, msg: Plain, index: int) -> None:
+        """:meth:`message` of a plain message (``store.lean``) that :func:`_takes`: the same parts and
+        losses, made without its canonical message (tests/test_lean_load.py holds them to be the same)."""
+        content = msg.content
+        result = bool(content) and content[0].__class__ is not Call
+        kind = "response" if msg.role == "assistant" else "request"
+        prev = self.out[-1] if self.out else None
+        if prev is not None and prev["kind"] == kind == "request":  # another format's request side joins it
+            target = prev
+        else:
+            target = {"parts": [], "kind": kind}
+            self.out.append(target)
+        for field in lost_extras(msg, NAME) if msg.extras else ():
+            self.losses.add(index, field, detail="a field of another format")
+        self.prompt, self.stamp, parts = None, None, target["parts"]
+        if result:
+            call_id = content[0].call_id
+            name = msg.name if msg.name is not None else self.names.get(call_id)
+            if name is None:
+                self.losses.add(index, "tool_result.name", "approximated", "the tool's name is unknown: written as ''")
+            part = {"tool_name": name or "", "content": msg.text, "part_kind": "tool-return", "tool_call_id": call_id}
+            parts.append({**part, "outcome": "failed"} if content[0].is_error else part)
+        elif kind == "response":
+            if msg.text is not None:
+                parts.append({"content": msg.text, "part_kind": "text"})
+            for call in content:
+                self.names[call.call_id] = call.name
+                parts.append({"tool_name": call.name, "part_kind": "tool-call", "args": call.arguments_raw,  # type: ignore[union-attr]
+                              "tool_call_id": call.call_id})
+        else:
+            parts.append({"content": msg.text, "part_kind": "system-prompt" if msg.role == "system" else "user-prompt"})
 
     def _target(self, msg: Message, own: dict[str, Any], side: str, n: int, index: int) -> dict[str, Any]:
         kind = "response" if side == "response" else "request"
@@ -265,9 +300,23 @@ _STAMPED = {"system-prompt", "user-prompt", "tool-return", "retry-prompt", "retr
 """Parts with a ``timestamp`` of their own."""
 
 
-def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
-    """Canonical messages as a Pydantic AI history (``ModelMessagesTypeAdapter`` JSON)."""
+def _takes(msg: Any) -> bool:
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: one without
+    Pydantic AI's own notes; a result a tool's, calls an assistant's, a text anyone's."""
+    if msg.__class__ is not Plain or msg.extras and NAME in msg.extras:
+        return False
+    if not msg.content:
+        return msg.text is not None
+    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
+
+
+def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
+    """Canonical messages (plain ones among them: ``store.lean``) as a Pydantic AI history
+    (``ModelMessagesTypeAdapter`` JSON)."""
     writer = _Writer(losses)
-    for index, msg in enumerate(messages):
-        writer.message(msg, index)
+    for index, msg in enumerate(canonical(messages, unless=_takes)):
+        if msg.__class__ is Plain:
+            writer.plain(msg, index)  # type: ignore[arg-type]
+        else:
+            writer.message(msg, index)  # type: ignore[arg-type]
     return writer.out

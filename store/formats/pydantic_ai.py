@@ -361,6 +361,6 @@ def looks_like(data: Any) -> bool:
         and all(isinstance(p, dict) and "part_kind" in p for p in m["parts"]) for m in msgs)
 
 
-from ._pydantic_ai_write import from_canonical  # noqa: E402  (the writer imports the names above)
+from ._pydantic_ai_write import TAKES_PLAIN, from_canonical  # noqa: E402  (the writer imports the names above)
 
-__all__ = ["NAME", "from_canonical", "looks_like", "to_canonical", "to_canonical_stream"]
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical", "to_canonical_stream"]
