@@ -11,6 +11,9 @@ from __future__ import annotations
 import mimetypes
 from typing import Any
 
+import orjson
+
+from ..lean import Call, Plain, canonical
 from ..model import (
     AudioBlock, Block, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock, VideoBlock,
@@ -37,7 +40,7 @@ class _Writer:
         self.current: dict[str, Any] | None = None  # the assistant UIMessage a next step joins
         self.after_results = False  # the message before was tool results: a foreign step continues the turn
         self.calls: dict[str, list[tuple[int, dict[str, Any]]]] = {}  # call id -> (UIMessage, part) awaiting a result
-        self.ids = {m.external_id for m in messages if m.external_id is not None}
+        self.ids = {m.external_id for m in messages if m.__class__ is not Plain and m.external_id is not None}
 
     # --- messages ------------------------------------------------------------------------
 
@@ -69,6 +72,46 @@ class _Writer:
             self.result(block, index)
         self.current = target if msg.role == "assistant" else None
         self.after_results = bool(results)
+
+    def plain(self, msg: Plain, index: int) -> None:
+        """:meth:`message` of a plain message (``store.lean``) that :func:`_takes`: the same parts and
+        losses, made without its canonical message (tests/test_lean_load.py holds them to be the same)."""
+        if msg.extras:
+            for lost in lost_extras(msg, NAME):
+                self.losses.add(index, lost, detail="a field of another format")
+        content = msg.content
+        if content and content[0].__class__ is not Call:  # a tool result, into its call's part
+            result = content[0]
+            waiting = self.calls.get(result.call_id)
+            if not waiting:
+                part = self._orphan(result.call_id, msg.name, index)
+            else:
+                at, part = waiting.pop(0)
+                if at != len(self.out) - 1:
+                    self.losses.add(index, "tool_result", "approximated",
+                                    f"moved into its call's part, in UIMessage {at} (not the last one)")
+            state, key = _STATES[result.is_error]
+            part["state"], part[key] = state, msg.text
+            self.after_results = True
+            return
+        assistant = msg.role == "assistant"
+        if self.current is not None and assistant and self.after_results:
+            target = self.current
+        else:
+            target = {"id": self._fresh(f"msg_{index}"), "role": msg.role, "parts": []}
+            self.out.append(target)
+        parts = target["parts"]
+        if assistant:
+            parts.append({"type": "step-start"})
+        if msg.text is not None:
+            parts.append({"type": "text", "text": msg.text})
+        for call in content:
+            part = {"type": f"tool-{call.name}", "toolCallId": call.call_id, "state": "input-available",  # type: ignore[union-attr]
+                    "input": orjson.loads(call.arguments_raw)}  # type: ignore[union-attr]
+            parts.append(part)
+            self.calls.setdefault(call.call_id, []).append((len(self.out) - 1, part))
+        self.current = target if assistant else None
+        self.after_results = False
 
     def _open(self, msg: Message, index: int) -> dict[str, Any]:
         own = msg.extras.get(NAME, {})
@@ -181,7 +224,7 @@ class _Writer:
         waiting = self.calls.get(block.call_id)
         found = waiting.pop(0) if waiting else None
         if found is None:
-            part = self._orphan(block, index)
+            part = self._orphan(block.call_id, block.name, index)
         else:
             at, part = found
             if at != len(self.out) - 1:
@@ -204,14 +247,15 @@ class _Writer:
                 part[key] = text
         _fields(part, block)
 
-    def _orphan(self, block: ToolResultBlock, index: int) -> dict[str, Any]:
-        """A part for a result whose call is not among the parts written before it."""
+    def _orphan(self, call_id: str, name: str | None, index: int) -> dict[str, Any]:
+        """A part for a result (of ``call_id``, its tool ``name``) whose call is not among the parts
+        written before it."""
         self.losses.add(index, "tool_result", "approximated",
                         "answers no call before it: written as a tool part of its own, without input")
         if self.current is None:
             self.current = {"id": self._fresh(f"msg_{index}"), "role": "assistant", "parts": []}
             self.out.append(self.current)
-        part = {"type": f"tool-{block.name or ''}", "toolCallId": block.call_id, "state": "output-available",
+        part = {"type": f"tool-{name or ''}", "toolCallId": call_id, "state": "output-available",
                 "input": None}
         self.current["parts"].append(part)
         return part
@@ -225,9 +269,29 @@ class _Writer:
         return "\n".join(texts)
 
 
-def write(messages: list[Message], losses: Losses) -> list[dict[str, Any]] | dict[str, Any]:
+def _takes(msg: Any) -> bool:
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: one neither
+    read from this format nor holding its notes; a text a system, user or assistant message's, calls
+    an assistant's, a result a tool's."""
+    if msg.__class__ is not Plain or msg.source_format == NAME or msg.extras and NAME in msg.extras:
+        return False
+    if not msg.content:
+        return msg.text is not None and msg.role in _TEXT_ROLES
+    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
+
+
+_TEXT_ROLES = frozenset({"system", "user", "assistant"})
+
+
+def write(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]] | dict[str, Any]:
+    """Canonical messages (plain ones among them: ``store.lean``) as UIMessages."""
+    messages = canonical(messages, unless=_takes)
     writer = _Writer(messages, losses)
     for index, msg in enumerate(messages):
-        writer.message(msg, index)
-    wrapper = messages[0].extras.get(NAME, {}).get("wrapper") if messages else None
+        if msg.__class__ is Plain:
+            writer.plain(msg, index)  # type: ignore[arg-type]
+        else:
+            writer.message(msg, index)  # type: ignore[arg-type]
+    first = messages[0] if messages else None
+    wrapper = first.extras.get(NAME, {}).get("wrapper") if first is not None and first.extras else None
     return writer.out if wrapper is None else {**wrapper, "messages": writer.out}

@@ -307,6 +307,9 @@ def looks_like(data: Any) -> bool:
 # --- from canonical ----------------------------------------------------------------------
 
 
+TAKES_PLAIN = True
+
+
 def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]] | dict[str, Any]:
     """Canonical messages as ``UIMessage[]`` (a multi-step turn merged back into one message)."""
     from ._vercel_ai_write import write  # the writer imports the models above
