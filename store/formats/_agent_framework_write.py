@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from typing import Any, assert_never
 
+from ..lean import Call, Plain, canonical
 from ..model import (AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock,
                      HandoffBlock, ImageBlock, Message, ReasoningBlock, RefusalBlock, TextBlock,
                      ToolCallBlock, ToolResultBlock, Usage, UsageBlock, VideoBlock)
 from ._common import CARRY_KEY, Losses, carry, data_uri, dump_json, parse_data_uri, parse_json
 from .agent_framework import EXCEPTION_MARKER, NAME, _WILDCARD_TYPES, _is_refusal, _joined, _media_class
+
+TAKES_PLAIN = True
 
 _NATIVE: dict[str, frozenset[str]] = {
     "text": frozenset({"text"}),
@@ -277,6 +280,38 @@ class _Writer:
             tool = {"type": "message", "role": "tool", "contents": results, "additional_properties": {}}
             self.out.extend([body, tool] if msg.role == "assistant" else [tool, body])
 
+    def plain(self, msg: Plain, index: int) -> None:
+        """:meth:`message` of a plain message (``store.lean``) that :func:`_takes`: the same item and
+        losses, made without its canonical message (tests/test_lean_load.py holds them to be the same)."""
+        content = msg.content
+        if content and content[0].__class__ is not Call:  # a tool result
+            contents = [self._plain_result(msg, index)]
+        else:
+            contents = [] if msg.text is None else [{"type": "text", "text": msg.text, "additional_properties": {}}]
+            for call in content:
+                self.names[call.call_id] = call.name  # type: ignore[union-attr]
+                contents.append({"type": "function_call", "call_id": call.call_id, "name": call.name,  # type: ignore[union-attr]
+                                 "arguments": call.arguments_raw, "hosted": False, "additional_properties": {}})  # type: ignore[union-attr]
+        others = {k: v for k, v in msg.extras.items() if k != NAME} if msg.extras else None
+        for name in others or ():
+            self.losses.add(index, f"extras.{name}", "carried", _CARRIED)
+        self.out.append({"type": "message", "role": msg.role, "contents": contents,
+                         "additional_properties": {CARRY_KEY: {"extras": others}} if others else {}})
+
+    def _plain_result(self, msg: Plain, index: int) -> dict[str, Any]:
+        call_id, name = msg.content[0].call_id, msg.name
+        out: dict[str, Any] = {"type": "function_result", "call_id": call_id, "result": msg.text,
+                               "items": [{"type": "text", "text": msg.text, "additional_properties": {}}]}
+        if msg.content[0].is_error:  # type: ignore[union-attr]
+            out["exception"] = EXCEPTION_MARKER
+        if name != self.names.get(call_id):  # reading back names a result after its call
+            if name is not None:
+                self.losses.add(index, "tool_result.name", "carried", _CARRIED)
+            out["additional_properties"] = {CARRY_KEY: {"name": name}}
+        else:
+            out["additional_properties"] = {}
+        return out
+
     def _carry(self, msg: Message, index: int) -> dict[str, Any] | None:
         others = {k: v for k, v in msg.extras.items() if k != NAME}
         role_native = msg.source_role is None or msg.source_role == msg.extras.get(NAME, {}).get("role")
@@ -293,9 +328,23 @@ class _Writer:
         return payload or None
 
 
-def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
-    """Canonical messages as ``agent_framework.Message.to_dict()`` dicts."""
+def _takes(msg: Any) -> bool:
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: one without
+    the format's own notes; calls an assistant's, a result a tool's."""
+    if msg.__class__ is not Plain or msg.extras and NAME in msg.extras:
+        return False
+    if not msg.content:
+        return msg.text is not None
+    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
+
+
+def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
+    """Canonical messages (plain ones among them: ``store.lean``) as ``agent_framework.Message.to_dict()``
+    dicts."""
     writer = _Writer(losses)
-    for index, msg in enumerate(messages):
-        writer.message(msg, index)
+    for index, msg in enumerate(canonical(messages, unless=_takes)):
+        if msg.__class__ is Plain:
+            writer.plain(msg, index)  # type: ignore[arg-type]
+        else:
+            writer.message(msg, index)  # type: ignore[arg-type]
     return writer.out

@@ -495,6 +495,6 @@ def looks_like(data: Any) -> bool:
     )
 
 
-from ._agent_framework_write import from_canonical  # noqa: E402  (the writer imports the names above)
+from ._agent_framework_write import TAKES_PLAIN, from_canonical  # noqa: E402  (the writer imports the names above)
 
-__all__ = ["NAME", "from_canonical", "looks_like", "to_canonical"]
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical"]
