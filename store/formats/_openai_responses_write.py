@@ -17,6 +17,7 @@ from typing import Any
 
 from typing_extensions import assert_never
 
+from ..lean import Call, Plain, canonical
 from ..model import (
     AudioBlock,
     Block,
@@ -36,7 +37,7 @@ from ..model import (
     UsageBlock,
     VideoBlock,
 )
-from ._common import Losses, b64encode, data_uri, dump_json, report_fields
+from ._common import Losses, b64encode, data_uri, dump_json, lost_extras, report_fields
 from .openai_responses import AUDIO_MEDIA_TYPES, DEFAULTS, FAKE_ID, NAME, TEXT_TYPE, summary_of
 
 _AUDIO_FORMATS = {v: k for k, v in AUDIO_MEDIA_TYPES.items()}
@@ -149,19 +150,50 @@ class Writer:
         self.custom: set[str] = set()
         """ids of the calls written as custom tool calls (their outputs are custom too)."""
 
-    def run(self, messages: list[Message]) -> list[dict[str, Any]]:
+    def run(self, messages: list[Message | Plain]) -> list[dict[str, Any]]:
+        """Canonical messages (plain ones among them: ``store.lean``) as items."""
+        messages = canonical(messages, unless=_takes)
         for index, msg in enumerate(messages):
-            _report_message_fields(msg, index, self.losses)
+            if msg.__class__ is Plain:
+                self._plain(msg, index)  # type: ignore[arg-type]
+                continue
+            _report_message_fields(msg, index, self.losses)  # type: ignore[arg-type]
             if msg.role == "assistant":
-                self._turn(msg, index)
+                self._turn(msg, index)  # type: ignore[arg-type]
             else:
-                self._message(msg, index)
+                self._message(msg, index)  # type: ignore[arg-type]
         for index, msg in enumerate(messages):  # after the calls: an output written before its call is regrouped
             for block in msg.content:
-                if isinstance(block, ToolResultBlock) and block.call_id not in self.names:
+                if block.kind == "tool_result" and block.call_id not in self.names:
                     self.losses.add(index, "tool_result", "approximated", f"answers no call ({block.call_id!r}): "
                                     "written where it stood, as an output the API refuses without its call")
         return regroup(self.items)
+
+    def _plain(self, msg: Plain, index: int) -> None:
+        """The items of a plain message (``store.lean``) that :func:`_takes`, as :meth:`_turn` and
+        :meth:`_message` write its canonical one's, with the same losses (tests/test_lean_load.py)."""
+        if msg.extras:
+            for name in lost_extras(msg, NAME):
+                self.losses.add(index, name, detail="a field of another format")
+        content, items = msg.content, self.items
+        if content and content[0].__class__ is not Call:  # a tool result
+            call_id = content[0].call_id
+            custom = call_id in self.custom
+            item = {"type": "custom_tool_call_output" if custom else "function_call_output", "call_id": call_id,
+                    "output": msg.text}
+            if msg.name is not None and not custom and call_id not in self.names:  # no call says it
+                item["name"] = msg.name
+            if content[0].is_error:
+                self.losses.add(index, "tool_result.is_error", "approximated",
+                                "Responses call outputs have no error flag: only the output says it")
+            items.append(item)
+            return
+        if msg.text is not None:
+            items.append({"role": msg.role, "content": msg.text})
+        for call in content:
+            self.names[call.call_id] = call.name  # type: ignore[union-attr]
+            items.append({"type": "function_call", "call_id": call.call_id, "name": call.name,  # type: ignore[union-attr]
+                          "arguments": call.arguments_raw})  # type: ignore[union-attr]
 
     # --- parts ------------------------------------------------------------------------
 
@@ -298,6 +330,20 @@ class Writer:
         if parts or not msg.content and msg.role != "tool":
             self.items.append(_input_message(msg, parts))
         self.items.extend(calls)
+
+
+def _takes(msg: Any) -> bool:
+    """Whether :meth:`Writer._plain` writes a plain message as its canonical one would be: one without
+    the format's own notes; a text a system, user or assistant message's, calls an assistant's, a result a
+    tool's."""
+    if msg.__class__ is not Plain or msg.extras and NAME in msg.extras:
+        return False
+    if not msg.content:
+        return msg.text is not None and msg.role in _TEXT_ROLES
+    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
+
+
+_TEXT_ROLES = frozenset({"system", "user", "assistant"})
 
 
 def _role(msg: Message) -> str:

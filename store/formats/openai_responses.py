@@ -462,8 +462,11 @@ def looks_like(data: Any) -> bool:
     return bool(items) and all(_is_item(m) for m in items) and any(_only_here(m) for m in items)
 
 
+TAKES_PLAIN = True
+
+
 def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
-    """Canonical messages as Responses input items."""
+    """Canonical messages (plain ones among them: ``store.lean``) as Responses input items."""
     from ._openai_responses_write import Writer  # the writer imports the helpers above
 
     return Writer(losses).run(messages)
