@@ -8,9 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 from pydantic_core import to_jsonable_python
 from typing_extensions import assert_never
 
+from ..lean import Call, Plain, canonical
 from ..model import (AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock,
                      HandoffBlock, ImageBlock, Message, ReasoningBlock, RefusalBlock, TextBlock,
                      ToolCallBlock, ToolResultBlock, UsageBlock, VideoBlock)
@@ -18,6 +20,8 @@ from ._common import CARRY_KEY, Losses, b64encode, carry, data_uri, dump_json
 from .agentscope import (NAME, Patch, Written, _OUTPUT_KINDS, _PY_ROLES, _ROLES_IN, _ROLE_OUT, _runs,
                          _timestamp)
 
+
+TAKES_PLAIN = True
 
 # --- from canonical ----------------------------------------------------------------------
 
@@ -186,6 +190,43 @@ class _Writer:
                     "metadata": {CARRY_KEY: {"continues": True, **patch}}}
             self.out.append(body | ({"timestamp": stamp} if stamp is not None else {}))
 
+    def plain(self, msg: Plain, index: int) -> None:
+        """:meth:`message` of a plain message (``store.lean``) that :func:`_takes`: the same item and
+        losses, made without its canonical message (tests/test_lean_load.py holds them to be the same)."""
+        content, patches = msg.content, []
+        if content and content[0].__class__ is not Call:  # a tool result, in a system message of its own
+            call_id, role = content[0].call_id, "system"
+            name = msg.name if msg.name is not None else self.names.get(call_id, "")
+            parts: list[dict[str, Any]] = [{"type": "tool_result", "id": call_id, "name": name, "output": msg.text}]
+            if msg.name is None:
+                patches.append({"at": 0, "set": {"name": None}})
+                self.losses.add(index, "content[0].name", "carried", "the AgentScope tool_result block has no "
+                                f"field for it: kept in metadata.{CARRY_KEY}")
+        else:
+            role = msg.role
+            parts = [] if msg.text is None else [{"type": "text", "text": msg.text}]
+            for call in content:
+                self.names[call.call_id] = call.name  # type: ignore[union-attr]
+                arguments = orjson.loads(call.arguments_raw)  # type: ignore[union-attr]
+                is_object = arguments.__class__ is dict
+                if not is_object:
+                    patches.append({"at": len(parts), "set": {"arguments": arguments}})
+                    self.losses.add(index, f"content[{len(parts)}].arguments", "carried", "the AgentScope tool_call "
+                                    f"block has no field for it: kept in metadata.{CARRY_KEY}")
+                parts.append({"type": "tool_use", "id": call.call_id, "name": call.name,  # type: ignore[union-attr]
+                              "input": arguments if is_object else {}, "raw_input": call.arguments_raw})  # type: ignore[union-attr]
+        payload: dict[str, Any] = {"name": None}
+        if role != msg.role:
+            payload["source_role"] = None
+        if msg.extras:
+            payload["extras"] = to_jsonable_python(dict(msg.extras))
+        for key in payload:
+            for field in [f"extras.{k}" for k in payload[key]] if key == "extras" else [key]:
+                self.losses.add(index, field, "carried", f"{_WHY_CARRIED.get(key)}: kept in metadata.{CARRY_KEY}")
+        if patches:
+            payload["patch"] = patches
+        self.out.append({"name": role, "role": role, "content": parts, "metadata": {CARRY_KEY: payload}})
+
     def _payload(self, msg: Message, index: int, role: str, usage: dict[int, Block]) -> dict[str, Any]:
         """What ``metadata["convstore"]`` must carry for ``msg`` to read back as it is."""
         created = msg.created_at
@@ -260,10 +301,24 @@ def _body(msg: Message, own: dict[str, Any], name: str, role: str, parts: list[d
     return body
 
 
-def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
-    """Canonical messages as AgentScope 1.x ``Msg.to_dict()`` dicts (each tool result in a
-    ``system`` message of its own, as ``ReActAgent`` writes them)."""
+def _takes(msg: Any) -> bool:
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: one without
+    the format's own notes; a text a system, user or assistant message's, calls an assistant's, a result
+    a tool's."""
+    if msg.__class__ is not Plain or msg.extras and NAME in msg.extras:
+        return False
+    if not msg.content:
+        return msg.text is not None and msg.role in _PY_ROLES
+    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
+
+
+def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
+    """Canonical messages (plain ones among them: ``store.lean``) as AgentScope 1.x ``Msg.to_dict()``
+    dicts (each tool result in a ``system`` message of its own, as ``ReActAgent`` writes them)."""
     writer = _Writer(losses)
-    for index, msg in enumerate(messages):
-        writer.message(msg, index)
+    for index, msg in enumerate(canonical(messages, unless=_takes)):
+        if msg.__class__ is Plain:
+            writer.plain(msg, index)  # type: ignore[arg-type]
+        else:
+            writer.message(msg, index)  # type: ignore[arg-type]
     return writer.out

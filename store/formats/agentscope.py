@@ -315,6 +315,6 @@ def _looks_like_msg(m: Any) -> bool:
         isinstance(b, dict) and b.get("type") in _BLOCK_TYPES for b in content)
 
 
-from ._agentscope_write import from_canonical  # noqa: E402  (the writer imports the names above)
+from ._agentscope_write import TAKES_PLAIN, from_canonical  # noqa: E402  (the writer imports the names above)
 
-__all__ = ["NAME", "from_canonical", "looks_like", "to_canonical"]
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical"]
