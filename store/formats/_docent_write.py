@@ -12,9 +12,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+from pydantic_core import to_jsonable_python
+
+from ..lean import Call, Plain, canonical
 from ..model import Block, Message, ReasoningBlock, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock
 from ._common import CARRY_KEY, Losses, carry, dump_json
 from .docent import NAME, _skeleton, _text
+
+TAKES_PLAIN = True
+
 
 def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
@@ -270,6 +277,55 @@ def _message_out(msg: Message, index: int, losses: Losses) -> list[_Out]:
     return [o for after, o in outs if not after] + [body] + [o for after, o in outs if after]
 
 
+def _plain_out(msg: Plain, index: int, losses: Losses) -> _Out:
+    """:func:`_message_out` of a plain message (``store.lean``) that :func:`_takes`: the same message
+    and losses, made without its canonical message (tests/test_lean_load.py holds them to be the same)."""
+    content, marks = msg.content, {}
+    if content and content[0].__class__ is not Call:  # a tool result
+        d = _skeleton("tool")
+        d.update(content=msg.text, tool_call_id=content[0].call_id, function=msg.name)
+    else:
+        calls = []
+        for n, call in enumerate(content):
+            arguments, left = orjson.loads(call.arguments_raw), {}  # type: ignore[union-attr]
+            if arguments.__class__ is not dict:
+                arguments, left["arguments"] = {}, arguments
+                losses.add(index, "tool_call.arguments", "carried", f"Docent arguments are a JSON object; call "
+                           f"{call.call_id} gets {{}}, the original is kept")
+            left["arguments_raw"] = call.arguments_raw  # type: ignore[union-attr]
+            marks.setdefault("calls", {})[str(n)] = left
+            calls.append({"id": call.call_id, "function": call.name, "arguments": arguments, "type": None,  # type: ignore[union-attr]
+                          "parse_error": None, "view": None, "google_thought_signature": None})
+        d = _skeleton(msg.role)
+        d["content"] = msg.text or ""
+        if msg.text == "":
+            marks["empty_text"] = True  # a real empty text block, not just "no content"
+        if msg.role == "assistant":
+            d.update(model=None, tool_calls=calls or None)
+        elif msg.role == "user":
+            d["tool_call_id"] = None
+    if msg.extras:  # another format's notes, carried as _message_marks carries them
+        for name in msg.extras:
+            losses.add(index, f"extras.{name}", "carried",
+                       f"Docent {msg.role} messages have no such field; kept in metadata.{CARRY_KEY}")
+        marks = {"extras": to_jsonable_python(dict(msg.extras)), **marks}
+    d["metadata"] = {CARRY_KEY: marks} if marks else None
+    return _Out(index, d, False)
+
+
+def _takes(msg: Any) -> bool:
+    """Whether :func:`_plain_out` writes a plain message as its canonical one would be: one without the
+    format's own notes; a text a system, user or assistant message's, calls an assistant's, a result a
+    tool's, not an error."""
+    if msg.__class__ is not Plain or msg.extras and NAME in msg.extras:
+        return False
+    if not msg.content:
+        return msg.text is not None and msg.role in ("system", "user", "assistant")
+    if msg.content[0].__class__ is Call:
+        return msg.role == "assistant"
+    return msg.role == "tool" and not msg.content[0].is_error
+
+
 # --- Docent's ordering rules -------------------------------------------------------
 
 
@@ -415,9 +471,13 @@ def _empty(d: dict[str, Any]) -> bool:
     return not content.strip() if isinstance(content, str) else not any(_visible(p) for p in content)
 
 
-def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
-    """Canonical messages as Docent chat message dicts (``model_dump(mode="json")`` shape)."""
+def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
+    """Canonical messages (plain ones among them: ``store.lean``) as Docent chat message dicts
+    (``model_dump(mode="json")`` shape)."""
     items: list[_Out] = []
-    for index, msg in enumerate(messages):
-        items.extend(_message_out(msg, index, losses))
+    for index, msg in enumerate(canonical(messages, unless=_takes)):
+        if msg.__class__ is Plain:
+            items.append(_plain_out(msg, index, losses))  # type: ignore[arg-type]
+        else:
+            items.extend(_message_out(msg, index, losses))  # type: ignore[arg-type]
     return _Arranger(items, losses).run()

@@ -352,6 +352,6 @@ def _docent_only(m: dict[str, Any]) -> bool:
 
 
 # the writer imports the names above; _has_warts runs its _Arranger
-from ._docent_write import _Arranger, _Out, from_canonical  # noqa: E402
+from ._docent_write import TAKES_PLAIN, _Arranger, _Out, from_canonical  # noqa: E402
 
-__all__ = ["NAME", "from_canonical", "looks_like", "to_canonical"]
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical"]
