@@ -5,10 +5,12 @@ messages of the ``autogen`` format's handoff contexts.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..lean import Call, Plain, canonical
 from ..model import Block, CodeBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock, ToolResultBlock
-from ._common import Losses, report_fields
+from ._common import Losses, lost_extras, report_fields
 from .autogen_core import NAME, NO_RESULT, call_out, finish, image_out, result_out, result_text, stand_in
 
 # --- from canonical --------------------------------------------------------------------------
@@ -18,6 +20,26 @@ _NOT_IN_CORE = ("external_id", "created_at", "model", "usage")
 # follows it; the others only steer the team.
 _NOT_IN_CONTEXT = frozenset({"ModelClientStreamingChunkEvent", "UserInputRequestedEvent",
                              "SelectSpeakerEvent"})
+
+
+TAKES_PLAIN = True
+
+
+@dataclass(slots=True, eq=False)
+class _Result:
+    """A plain message's tool result (``store.lean``) as the writer reads a result block."""
+
+    call_id: str
+    output: str
+    name: str | None
+    is_error: bool
+    error: None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+    kind: str = "tool_result"
+
+    def stand_in(self) -> str:
+        """``autogen_core.stand_in`` of the block."""
+        return f"[tool result of {self.name or 'call'} ({self.call_id}): {self.output}]"
 
 
 class _Writer:
@@ -34,7 +56,14 @@ class _Writer:
         # is the last message written: results of parallel calls that came as separate messages
         # (OpenAI tool messages) join it, since autogen writes one such message per call turn.
         self.group: dict[str, Any] | None = None
+        self.plain_results: dict[int, _Result] = {}  # id of a plain result message -> its result
         for msg in messages:
+            if msg.__class__ is Plain:
+                if msg.content and msg.content[0].__class__ is not Call:
+                    result = self.plain_results[id(msg)] = _Result(
+                        msg.content[0].call_id, msg.text, msg.name, msg.content[0].is_error)  # type: ignore
+                    self.results.setdefault(result.call_id, []).append(result)  # type: ignore[arg-type]
+                continue
             for block in msg.content:
                 if isinstance(block, ToolResultBlock):
                     self.results.setdefault(block.call_id, []).append(block)
@@ -54,6 +83,33 @@ class _Writer:
             self._rest(msg, rest, calls, index)
         if after := [b for b in results if b.call_id in own and id(b) not in self.used]:
             self._results(after, msg, index)  # results inside the calling message come after its calls
+
+    def plain(self, msg: Plain, index: int) -> None:
+        """:meth:`message` of a plain message (``store.lean``) that :func:`_takes`: the same messages and
+        losses, made without its canonical message (tests/test_lean_load.py holds them to be the same)."""
+        for lost in lost_extras(msg, NAME) if msg.extras else ():
+            self.losses.add(index, lost, detail="a field of another format")
+        content, text = msg.content, msg.text
+        if content and content[0].__class__ is not Call:  # a tool result
+            if id(result := self.plain_results[id(msg)]) not in self.used:
+                self._results([result], msg, index)  # type: ignore[list-item]
+            return
+        self.flush()
+        if content:  # an assistant's calls
+            if text:
+                self.losses.add(index, "text", "approximated", "text beside tool calls goes into thought")
+            self.out.append({"content": [{"id": c.call_id, "arguments": c.arguments_raw, "name": c.name}  # type: ignore[union-attr]
+                                         for c in content], "thought": text or None, "source": "assistant",
+                             "type": "AssistantMessage"})
+            self.pending = {c.call_id: (c.name, index) for c in content}  # type: ignore[union-attr]
+            self.group = None
+        elif msg.role == "assistant":
+            self.out.append({"content": text, "thought": None, "source": "assistant", "type": "AssistantMessage"})
+            self.pending, self.group = {}, None
+        elif msg.role == "system":
+            self.out.append({"content": text, "type": "SystemMessage"})
+        else:
+            self.out.append({"content": text, "source": "user", "type": "UserMessage"})
 
     def _rest(self, msg: Message, rest: list[Block], calls: list[ToolCallBlock], index: int) -> None:
         if msg.role == "assistant":
@@ -154,10 +210,11 @@ class _Writer:
                                 "for this result just before it; rendered as a UserMessage")
                 self.used.add(id(block))
                 self.flush()
-                self.out.append({"content": stand_in(block), "source": "tool", "type": "UserMessage"})
+                shown = block.stand_in() if block.__class__ is _Result else stand_in(block)  # type: ignore[attr-defined]
+                self.out.append({"content": shown, "source": "tool", "type": "UserMessage"})
         # autogen-core's own result messages stay as they came (a same-format round trip is exact)
         native = msg.source_format == NAME and msg.source_type == "FunctionExecutionResultMessage"
-        self._emit_answers(answered, msg.extras.get(NAME, {}), joins=not native)
+        self._emit_answers(answered, msg.extras.get(NAME, {}) if msg.extras else {}, joins=not native)
 
     def _answer(self, block: ToolResultBlock, index: int) -> dict[str, Any]:
         name = self.pending.pop(block.call_id)[0]
@@ -199,11 +256,27 @@ class _Writer:
         self._emit_answers(answered)
 
 
-def messages_out(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
-    """Canonical messages as autogen-core LLM message dicts (also used for handoff contexts)."""
-    writer = _Writer(messages, losses)
+def _takes(msg: Any) -> bool:
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: one neither
+    read from this format nor holding its notes; a text a system, user or assistant message's, calls
+    an assistant's, a result a tool's."""
+    if msg.__class__ is not Plain or msg.source_format == NAME or msg.extras and NAME in msg.extras:
+        return False
+    if not msg.content:
+        return msg.text is not None and msg.role in ("system", "user", "assistant")
+    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
+
+
+def messages_out(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
+    """Canonical messages (plain ones among them: ``store.lean``) as autogen-core LLM message dicts
+    (also used for handoff contexts)."""
+    messages = canonical(messages, unless=_takes)
+    writer = _Writer(messages, losses)  # type: ignore[arg-type]
     for index, msg in enumerate(messages):
-        writer.message(msg, index)
+        if msg.__class__ is Plain:
+            writer.plain(msg, index)  # type: ignore[arg-type]
+        else:
+            writer.message(msg, index)  # type: ignore[arg-type]
     return writer.out
 
 

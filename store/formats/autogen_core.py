@@ -326,6 +326,6 @@ def looks_like(data: Any) -> bool:
     return bool(msgs) and all(isinstance(m, dict) and m.get("type") in TYPES for m in msgs)
 
 
-from ._autogen_core_write import from_canonical, messages_out  # noqa: E402  (the writer imports the names above)
+from ._autogen_core_write import TAKES_PLAIN, from_canonical, messages_out  # noqa: E402  (the writer imports the names above)
 
-__all__ = ["NAME", "from_canonical", "looks_like", "messages_out", "to_canonical"]
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "messages_out", "to_canonical"]
