@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import to_jsonable_python
 
+from ..lean import Call, Plain, canonical
 from ..model import (
     AudioBlock,
     Block,
@@ -32,6 +34,8 @@ from . import autogen_core as core
 from ._common import CARRY_KEY, Losses, carry, dump_json
 from .autogen import NAME, TYPES, _OWN, _role, _time
 from .autogen_core import finish
+
+TAKES_PLAIN = True
 
 _KINDS = {  # block class -> the kind of AgentChat message it goes into (None: only carried)
     TextBlock: "content", ImageBlock: "content", RefusalBlock: "content", AudioBlock: "content",
@@ -106,6 +110,56 @@ class _Writer:
         self.out.append(finish(ident | head | first, own))
         for body in bodies[1:]:
             self.out.append(head | {"models_usage": None, "metadata": {CARRY_KEY: _PART}} | body)
+
+    def plain(self, msg: Plain, index: int) -> None:
+        """:meth:`message` of a plain message (``store.lean``) that :func:`_takes`: the same messages and
+        losses, made without its canonical message (tests/test_lean_load.py holds them to be the same)."""
+        self.index, self.patches = index, {}
+        content, text = msg.content, msg.text
+        if content and content[0].__class__ is not Call:  # a tool result
+            bodies, source = [self._plain_result(msg)], self.callers.get(content[0].call_id, ("assistant", ""))[0]
+        else:
+            source, bodies = msg.role, [] if text is None else [{"content": text, "type": "TextMessage"}]
+            for call in content:
+                self.callers[call.call_id] = (source, call.name)  # type: ignore[union-attr]
+            if content:
+                bodies.append({"content": [{"id": c.call_id, "arguments": c.arguments_raw, "name": c.name}  # type: ignore[union-attr]
+                                           for c in content], "type": "ToolCallRequestEvent"})
+        payload: dict[str, Any] = {}
+        if msg.extras:
+            payload["extras"] = to_jsonable_python(dict(msg.extras))
+            self.losses.add(index, "extras", "carried", f"AgentChat has no such field; {_CARRIED}")
+        own: dict[str, Any] = {}
+        if _role(bodies[0]["type"], source) != msg.role:
+            own["role"] = msg.role
+            self.losses.add(index, "role", "carried",
+                            f"AgentChat has no roles (a {msg.role} message from {source!r}); {_CARRIED}")
+        own["unnamed"] = True
+        if self.patches:
+            own["patch"] = self.patches
+        payload[_OWN] = own
+        head = {"source": source, "models_usage": None, "metadata": {CARRY_KEY: dump_json(payload)}}
+        self.out.append(head | bodies[0])
+        for body in bodies[1:]:
+            self.out.append(head | {"models_usage": None, "metadata": {CARRY_KEY: _PART}} | body)
+
+    def _plain_result(self, msg: Plain) -> dict[str, Any]:
+        """The body of a plain tool result: its call's execution event, or a text stand-in where no call
+        is known (the result carried whole), as :meth:`_body` writes its canonical one."""
+        result, name = msg.content[0], msg.name
+        caller = self.callers.get(result.call_id)
+        if caller is None:
+            self.patches["0"] = {"kind": "tool_result", "call_id": result.call_id,
+                                 **({} if name is None else {"name": name}), "output": msg.text,
+                                 "is_error": result.is_error}  # type: ignore[union-attr]
+            self.losses.add(self.index, "tool_result", "carried", f"no AgentChat form: a text stand-in; {_CARRIED}")
+            return {"content": f"[tool result of {name or 'call'} ({result.call_id}): {msg.text}]",
+                    "type": "TextMessage"}
+        if name is None:
+            self.patches["0"] = {"name": None}
+            self.losses.add(self.index, "tool_result.name", "carried", _CARRIED)
+        return {"content": [{"content": msg.text, "name": name or caller[1] or "", "call_id": result.call_id,
+                             "is_error": result.is_error}], "type": "ToolCallExecutionEvent"}  # type: ignore[union-attr]
 
     def _source(self, msg: Message) -> str:
         if msg.name is not None:
@@ -328,36 +382,61 @@ _LOST = {  # block class -> its fields that the AgentChat form does not hold (th
 }
 
 
-def _answers(msg: Message, requested: set[str]) -> bool:
+def _answers(msg: Message | Plain, requested: set[str]) -> bool:
     """Whether ``msg`` is a tool message of results of the calls in ``requested`` only."""
     return msg.role == "tool" and bool(msg.content) and all(
-        isinstance(b, ToolResultBlock) and b.call_id in requested for b in msg.content)
+        b.kind == "tool_result" and b.call_id in requested for b in msg.content)
 
 
-def _joined(messages: list[Message]) -> list[tuple[int, Message]]:
+def _rest(msg: Message | Plain) -> dict[str, Any]:
+    """What of a message two tool messages must share to join: all but its content."""
+    if msg.__class__ is Plain:  # its canonical message's
+        return {**_PLAIN_REST, "source_format": msg.source_format, "extras": dict(msg.extras or {})}
+    return msg.model_dump(exclude={"content"})  # type: ignore[union-attr]
+
+
+_PLAIN_REST = Message(role="tool").model_dump(exclude={"content"})
+
+
+def _joined(messages: list[Message | Plain]) -> list[tuple[int, Message | Plain]]:
     """The messages to write, with their indexes: consecutive tool messages answering one
     request join into one, since AgentChat writes the results of one turn's parallel calls as
     one ToolCallExecutionEvent (OpenAI writes a tool message per result). Only messages that
     differ in nothing but their results join, so nothing of theirs is lost; read back, they
     are one tool message, which OpenAI-like targets split again."""
-    out: list[tuple[int, Message]] = []
+    out: list[tuple[int, Message | Plain]] = []
     requested: set[str] = set()
     for index, msg in enumerate(messages):
-        calls = {b.call_id for b in msg.content if isinstance(b, ToolCallBlock)}
+        calls = {b.call_id for b in msg.content if b.kind == "tool_call"}
         if calls:
             requested = calls
         prev = out[-1][1] if out else None
-        if prev is not None and _answers(prev, requested) and _answers(msg, requested) \
-                and prev.model_dump(exclude={"content"}) == msg.model_dump(exclude={"content"}):
-            out[-1] = (out[-1][0], prev.model_copy(update={"content": [*prev.content, *msg.content]}))
+        if prev is not None and _answers(prev, requested) and _answers(msg, requested) and _rest(prev) == _rest(msg):
+            prev, msg = canonical([prev, msg])  # type: ignore[assignment]  # a plain result joins as its canonical message
+            out[-1] = (out[-1][0], prev.model_copy(update={"content": [*prev.content, *msg.content]}))  # type: ignore[union-attr]
         else:
             out.append((index, msg))
     return out
 
 
-def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
-    """Canonical messages as AgentChat message dicts (``dump()`` shape, loadable by ``MessageFactory``)."""
+def _takes(msg: Any) -> bool:
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: one neither
+    read from this format nor holding its notes; a text a system, user or assistant message's, calls an
+    assistant's, a result a tool's."""
+    if msg.__class__ is not Plain or msg.source_format == NAME or msg.extras and NAME in msg.extras:
+        return False
+    if not msg.content:
+        return msg.text is not None and msg.role in ("system", "user", "assistant")
+    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
+
+
+def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
+    """Canonical messages (plain ones among them: ``store.lean``) as AgentChat message dicts (``dump()``
+    shape, loadable by ``MessageFactory``)."""
     writer = _Writer(losses)
-    for index, msg in _joined(messages):
-        writer.message(msg, index)
+    for index, msg in _joined(canonical(messages, unless=_takes)):
+        if msg.__class__ is Plain:
+            writer.plain(msg, index)  # type: ignore[arg-type]
+        else:
+            writer.message(msg, index)  # type: ignore[arg-type]
     return writer.out

@@ -369,6 +369,6 @@ def looks_like(data: Any) -> bool:
     return bool(msgs) and all(isinstance(m, dict) and _tag(m) != core.UNTYPED for m in msgs)
 
 
-from ._autogen_write import from_canonical  # noqa: E402  (the writer imports the names above)
+from ._autogen_write import TAKES_PLAIN, from_canonical  # noqa: E402  (the writer imports the names above)
 
-__all__ = ["NAME", "from_canonical", "looks_like", "to_canonical"]
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical"]
