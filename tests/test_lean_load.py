@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from store import fetch, holes
 from store.errors import ConvstoreError
 from store.formats import FORMATS, Loss, convert, read, write
-from store.lean import Plain
+from store.lean import Call, Plain, Result, canonical
 from tests.samples import OPENAI_CHAT, chat
 from tests.test_lean import _conversation as _openai_items
 
@@ -129,3 +129,24 @@ def test_a_conversion_reads_plain_items_as_the_canonical_path_would(items, targe
     losses: list[Loss] = []
     assert convert(copy.deepcopy(items), from_="openai", to=target, on_loss=losses.append) == expected[0]
     assert losses == list(expected[1])
+
+
+_ORPHANS = [  # results no call before them answers, named or not, beside calls that are answered
+    Plain("user", "hi", "openai"),
+    Plain("tool", "lost", "openai", (Result("nobody"),), "f"),
+    Plain("tool", "lost too", None, (Result("nobody either"),)),
+    Plain("assistant", None, "openai", (Call("c1", "f", '{"a": 1}'), Call("c2", "g", "[1]"))),
+    Plain("tool", "one", "openai", (Result("c1"),), "f"),
+    Plain("tool", "two", "autogen", (Result("c2"),), None, {"autogen": {"created_at": "2020-01-01"}}),
+    Plain("system", "late", "anthropic"),
+    Plain("tool", "again", "openai", (Result("c1"),), "f"),
+]
+
+
+@pytest.mark.parametrize("target", TAKERS)
+def test_plain_orphan_results_give_the_output_and_losses_of_the_canonical_path(target):
+    """Results no call answers do not come from a store's rows (they keep a document): made by hand."""
+    value, losses = write(list(_ORPHANS), target)
+    expected, expected_losses = write(canonical(list(_ORPHANS)), target)
+    assert value == expected
+    assert list(losses) == list(expected_losses)

@@ -7,6 +7,9 @@ from __future__ import annotations
 import mimetypes
 from typing import Any
 
+from pydantic_core import to_jsonable_python
+
+from ..lean import Call, Plain, canonical
 from ..model import (
     AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock, Usage, VideoBlock,
@@ -17,10 +20,13 @@ from .agentscope2 import (
 )
 
 
-class _Part:
-    """One canonical message placed into an output Msg, from block ``at`` on."""
+TAKES_PLAIN = True
 
-    def __init__(self, msg: Message, index: int, at: int, kind: str, how: str, ts: str | None) -> None:
+
+class _Part:
+    """One canonical message (or plain one: ``store.lean``) placed into an output Msg, from block ``at`` on."""
+
+    def __init__(self, msg: Message | Plain, index: int, at: int, kind: str, how: str, ts: str | None) -> None:
         self.msg, self.index, self.at, self.kind, self.how, self.ts = msg, index, at, kind, how, ts
         self.carried: dict[int, Block] = {}
         self.checks: list[tuple[int, Block, dict[str, Any]]] = []  # foreign blocks to read back
@@ -118,6 +124,65 @@ class _Writer:
             self._append(target, index, m, kind, "regroup")
         else:
             self._open(index, m, kind)
+
+    def add_plain(self, index: int, m: Plain) -> None:
+        """:meth:`add` of a plain message that :func:`_takes`: the same Msgs and losses, made without its
+        canonical message (tests/test_lean_load.py holds them to be the same)."""
+        content = m.content
+        if m.role == "tool":
+            found = self.calls.get(content[0].call_id)
+            if found is not None:
+                target = self.outs[found[0]]
+                if target is not self.outs[-1]:
+                    self.losses.add(index, "tool_result", "approximated",
+                                    f"moved into the Msg of its call (Msg {target.idx}), before later messages")
+                self._append_plain(target, index, m, "tool", "regroup")
+                return
+        role = m.role if m.role != "tool" else "assistant"
+        out = _Out(len(self.outs), {"name": role, "content": [], "role": role, "metadata": {}, "usage": None,
+                                    **dict.fromkeys(_MSG_LEFTOVERS)})
+        self.outs.append(out)
+        self._append_plain(out, index, m, "tool" if m.role == "tool" else "main", "head")
+
+    def _append_plain(self, out: _Out, index: int, m: Plain, kind: str, how: str) -> None:
+        part = _Part(m, index, len(out.msg["content"]), kind, how, None)
+        out.parts.append(part)
+        items = out.msg["content"]
+        content = m.content
+        if content and content[0].__class__ is not Call:  # a result: in the Msg of its call, or carried
+            call_id = content[0].call_id
+            if call_id in self.calls:
+                self.answered.add(call_id)
+                items.append({"type": "tool_result", "id": call_id, "name": m.name, "output": m.text,
+                              "state": "error" if content[0].is_error else "success", "metadata": {},  # type: ignore[union-attr]
+                              "finished_at": None})
+            else:
+                part.carried[0] = {"extras": {}, "kind": "tool_result", "call_id": call_id, "name": m.name,
+                                   "output": m.text, "is_error": content[0].is_error, "error": None}  # type: ignore[union-attr]
+        else:
+            if m.text is not None:
+                items.append({"type": "text", "text": m.text, "finished_at": None})
+            for call in content:
+                d = {"type": "tool_call", "id": call.call_id, "name": call.name, "input": call.arguments_raw,  # type: ignore[union-attr]
+                     "state": None, "suggested_rules": [], "finished_at": None}
+                self.calls[call.call_id] = (out.idx, d)
+                self.call_dicts.append(d)
+                items.append(d)
+        part.written = len(items) - part.at
+
+    def _plain_leftovers(self, out: _Out, part: _Part, kind: str) -> dict[str, Any]:
+        """:meth:`_leftovers` of a plain message's part."""
+        m = part.msg
+        payload: dict[str, Any] = {"extras": to_jsonable_python(dict(m.extras))} if m.extras else {}
+        if part.carried:
+            payload["blocks"] = [{"at": at, "block": block} for at, block in part.carried.items()]
+        if kind != "tool":  # its name is its Msg's, which reading back would give it
+            payload["unset"] = ["name"]
+        if m.role != _ROLE_OF.get(kind, out.msg["role"]):
+            payload["as_role"] = m.role
+        if payload:
+            self._report(part, payload)
+        return payload
 
     def _target(self, m: Message) -> _Out | None:
         found = [self.calls[b.call_id][0] for b in m.content
@@ -239,7 +304,7 @@ class _Writer:
         if joins := sorted(native - starts):
             payload["joins"] = joins
         if (len(starts) > 1 or _KINDS.get(types[0] if types else "") is not None) \
-                and any("part" not in (p.msg.extras.get(NAME) or {}) for p in out.parts):
+                and any("part" not in ((p.msg.extras or {}).get(NAME) or {}) for p in out.parts):
             payload["unmarked"] = True  # built from other formats' messages: reading back adds no marks
         return payload
 
@@ -247,6 +312,8 @@ class _Writer:
         """What reading ``part`` back from the Msg would not give."""
         m = part.msg
         kind = _KINDS.get(out.msg["content"][part.at]["type"], "main") if part.written else "main"
+        if m.__class__ is Plain:
+            return self._plain_leftovers(out, part, kind)
         expected = {"name": None if kind == "tool" else m.name if kind == "hint" else out.msg["name"],
                     "source_role": out.msg["role"] if kind == "hint" else None}
         head = part.how == "head"
@@ -300,9 +367,26 @@ class _Writer:
 _STRUCTURE = {"blocks", "block_patch", "unset", "as_role"}
 
 
-def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
-    """Canonical messages as AgentScope 2.x ``Msg.model_dump(mode="json")`` dicts."""
+def _takes(msg: Any) -> bool:
+    """Whether :meth:`_Writer.add_plain` writes a plain message as its canonical one would be: one neither
+    read from this format nor holding its notes; a text a system, user or assistant message's, calls an
+    assistant's, a result a tool's that names its tool (else its part is read back to be checked)."""
+    if msg.__class__ is not Plain or msg.source_format == NAME or msg.extras and NAME in msg.extras:
+        return False
+    if not msg.content:
+        return msg.text is not None and msg.role in ("system", "user", "assistant")
+    if msg.content[0].__class__ is Call:
+        return msg.role == "assistant"
+    return msg.role == "tool" and msg.name is not None
+
+
+def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
+    """Canonical messages (plain ones among them: ``store.lean``) as AgentScope 2.x
+    ``Msg.model_dump(mode="json")`` dicts."""
     writer = _Writer(losses)
-    for index, msg in enumerate(messages):
-        writer.add(index, msg)
+    for index, msg in enumerate(canonical(messages, unless=_takes)):
+        if msg.__class__ is Plain:
+            writer.add_plain(index, msg)  # type: ignore[arg-type]
+        else:
+            writer.add(index, msg)  # type: ignore[arg-type]
     return writer.finish()

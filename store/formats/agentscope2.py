@@ -399,6 +399,6 @@ def looks_like(data: Any) -> bool:
     return bool(msgs) and evidence
 
 
-from ._agentscope2_write import from_canonical  # noqa: E402  (the writer imports the names above)
+from ._agentscope2_write import TAKES_PLAIN, from_canonical  # noqa: E402  (the writer imports the names above)
 
-__all__ = ["NAME", "from_canonical", "looks_like", "to_canonical"]
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical"]
