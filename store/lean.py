@@ -133,6 +133,7 @@ def first_position(msg: Writable) -> int:
 
 
 PLAIN_ROLES = frozenset({"system", "user", "assistant"})
+ANY_ROLE = PLAIN_ROLES | {"tool"}
 TEXT_KEYS = ["role", "content"]
 RESULT_KEYS = ["role", "tool_call_id", "content"]
 
@@ -208,6 +209,19 @@ def bare_arguments(raw: str) -> bool:
 Writable: TypeAlias = Message | Plain | Parts
 """What a write takes (and a load gives a writer that takes it): canonical messages, with
 plain ones standing in for some (and on a write, :class:`Parts`)."""
+
+
+def writable(msg: Any, fmt: str, *, texts: frozenset[str] = PLAIN_ROLES, own: bool = True) -> bool:
+    """Whether ``msg`` is a :class:`Plain` that a writer of ``fmt`` writes itself, without its canonical
+    message (the writer's ``plain`` path; others are made canonical first, :func:`canonical`): one without
+    ``fmt``'s notes (nor read from ``fmt``, unless ``own``), a text of a role in ``texts``, an assistant's
+    calls or a tool's result. A writer may add conditions of its own; tests/test_lean_load.py holds every
+    writer's output and losses to the canonical path's."""
+    if msg.__class__ is not Plain or msg.extras and fmt in msg.extras or not own and msg.source_format == fmt:
+        return False
+    if not msg.content:
+        return msg.text is not None and msg.role in texts
+    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
 
 
 def canonical(msgs: Sequence[Writable], of: tuple[type, ...] = (Plain, Parts),

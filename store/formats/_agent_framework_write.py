@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, assert_never
 
-from ..lean import Call, Plain, canonical
+from ..lean import ANY_ROLE, Call, Plain, canonical, writable
 from ..model import (AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock,
                      HandoffBlock, ImageBlock, Message, ReasoningBlock, RefusalBlock, TextBlock,
                      ToolCallBlock, ToolResultBlock, Usage, UsageBlock, VideoBlock)
@@ -329,14 +329,8 @@ class _Writer:
 
 
 def _takes(msg: Any) -> bool:
-    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: one without
-    the format's own notes; calls an assistant's, a result a tool's."""
-    if msg.__class__ is not Plain or msg.extras and NAME in msg.extras:
-        return False
-    if not msg.content:
-        return msg.text is not None
-    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
-
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
+    return writable(msg, NAME, texts=ANY_ROLE)
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages (plain ones among them: ``store.lean``) as ``agent_framework.Message.to_dict()``

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from ..lean import Call, Plain, canonical
+from ..lean import Call, Plain, canonical, writable
 from ..model import (
     AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock, Usage, VideoBlock,
@@ -368,17 +368,9 @@ _STRUCTURE = {"blocks", "block_patch", "unset", "as_role"}
 
 
 def _takes(msg: Any) -> bool:
-    """Whether :meth:`_Writer.add_plain` writes a plain message as its canonical one would be: one neither
-    read from this format nor holding its notes; a text a system, user or assistant message's, calls an
-    assistant's, a result a tool's that names its tool (else its part is read back to be checked)."""
-    if msg.__class__ is not Plain or msg.source_format == NAME or msg.extras and NAME in msg.extras:
-        return False
-    if not msg.content:
-        return msg.text is not None and msg.role in ("system", "user", "assistant")
-    if msg.content[0].__class__ is Call:
-        return msg.role == "assistant"
-    return msg.role == "tool" and msg.name is not None
-
+    """Whether :meth:`_Writer.add_plain` writes a plain message as its canonical one would be: a result
+    naming its tool too (else its part is read back to be checked)."""
+    return writable(msg, NAME, own=False) and (msg.role != "tool" or msg.name is not None)
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages (plain ones among them: ``store.lean``) as AgentScope 2.x

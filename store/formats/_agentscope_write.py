@@ -12,7 +12,7 @@ import orjson
 from pydantic_core import to_jsonable_python
 from typing_extensions import assert_never
 
-from ..lean import Call, Plain, canonical
+from ..lean import Call, Plain, canonical, writable
 from ..model import (AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock,
                      HandoffBlock, ImageBlock, Message, ReasoningBlock, RefusalBlock, TextBlock,
                      ToolCallBlock, ToolResultBlock, UsageBlock, VideoBlock)
@@ -302,15 +302,8 @@ def _body(msg: Message, own: dict[str, Any], name: str, role: str, parts: list[d
 
 
 def _takes(msg: Any) -> bool:
-    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: one without
-    the format's own notes; a text a system, user or assistant message's, calls an assistant's, a result
-    a tool's."""
-    if msg.__class__ is not Plain or msg.extras and NAME in msg.extras:
-        return False
-    if not msg.content:
-        return msg.text is not None and msg.role in _PY_ROLES
-    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
-
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
+    return writable(msg, NAME)
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages (plain ones among them: ``store.lean``) as AgentScope 1.x ``Msg.to_dict()``

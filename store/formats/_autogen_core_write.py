@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..lean import Call, Plain, canonical
+from ..lean import Call, Plain, canonical, writable
 from ..model import Block, CodeBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock, ToolResultBlock
-from ._common import Losses, lost_extras, report_fields
+from ._common import Losses, report_extras, report_fields
 from .autogen_core import NAME, NO_RESULT, call_out, finish, image_out, result_out, result_text, stand_in
 
 # --- from canonical --------------------------------------------------------------------------
@@ -87,8 +87,7 @@ class _Writer:
     def plain(self, msg: Plain, index: int) -> None:
         """:meth:`message` of a plain message (``store.lean``) that :func:`_takes`: the same messages and
         losses, made without its canonical message (tests/test_lean_load.py holds them to be the same)."""
-        for lost in lost_extras(msg, NAME) if msg.extras else ():
-            self.losses.add(index, lost, detail="a field of another format")
+        report_extras(msg, index, self.losses, NAME)
         content, text = msg.content, msg.text
         if content and content[0].__class__ is not Call:  # a tool result
             if id(result := self.plain_results[id(msg)]) not in self.used:
@@ -257,15 +256,8 @@ class _Writer:
 
 
 def _takes(msg: Any) -> bool:
-    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: one neither
-    read from this format nor holding its notes; a text a system, user or assistant message's, calls
-    an assistant's, a result a tool's."""
-    if msg.__class__ is not Plain or msg.source_format == NAME or msg.extras and NAME in msg.extras:
-        return False
-    if not msg.content:
-        return msg.text is not None and msg.role in ("system", "user", "assistant")
-    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
-
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
+    return writable(msg, NAME, own=False)
 
 def messages_out(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages (plain ones among them: ``store.lean``) as autogen-core LLM message dicts

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
-from ..lean import Call, Plain, canonical
+from ..lean import Call, Plain, canonical, writable
 from ..model import (
     AudioBlock,
     Block,
@@ -420,15 +420,8 @@ def _joined(messages: list[Message | Plain]) -> list[tuple[int, Message | Plain]
 
 
 def _takes(msg: Any) -> bool:
-    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: one neither
-    read from this format nor holding its notes; a text a system, user or assistant message's, calls an
-    assistant's, a result a tool's."""
-    if msg.__class__ is not Plain or msg.source_format == NAME or msg.extras and NAME in msg.extras:
-        return False
-    if not msg.content:
-        return msg.text is not None and msg.role in ("system", "user", "assistant")
-    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
-
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
+    return writable(msg, NAME, own=False)
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages (plain ones among them: ``store.lean``) as AgentChat message dicts (``dump()``

@@ -329,8 +329,15 @@ def report_fields(msg: Any, index: int, losses: Losses, target: str, fields: Seq
             losses.add(index, name, detail=detail)
     if msg.metadata:
         losses.add(index, "metadata", detail=detail)
-    for name in lost_extras(msg, target):
-        losses.add(index, name, detail="a field of another format")
+    report_extras(msg, index, losses, target)
+
+
+def report_extras(msg: Any, index: int, losses: Losses, target: str) -> None:
+    """Report the fields of other formats in the extras of ``msg`` (a canonical or plain message,
+    :func:`lost_extras`), which ``target`` has no place for."""
+    if msg.extras:
+        for name in lost_extras(msg, target):
+            losses.add(index, name, detail="a field of another format")
 
 
 def merge_own(out: dict[str, Any], extras: dict[str, Any], inner: str | None = None, *, fmt: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 from pydantic_core import to_jsonable_python
 
-from ..lean import Call, Plain, canonical
+from ..lean import Call, Plain, canonical, writable
 from ..model import Block, Message, ReasoningBlock, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock
 from ._common import CARRY_KEY, Losses, carry, dump_json
 from .docent import NAME, _skeleton, _text
@@ -314,17 +314,8 @@ def _plain_out(msg: Plain, index: int, losses: Losses) -> _Out:
 
 
 def _takes(msg: Any) -> bool:
-    """Whether :func:`_plain_out` writes a plain message as its canonical one would be: one without the
-    format's own notes; a text a system, user or assistant message's, calls an assistant's, a result a
-    tool's, not an error."""
-    if msg.__class__ is not Plain or msg.extras and NAME in msg.extras:
-        return False
-    if not msg.content:
-        return msg.text is not None and msg.role in ("system", "user", "assistant")
-    if msg.content[0].__class__ is Call:
-        return msg.role == "assistant"
-    return msg.role == "tool" and not msg.content[0].is_error
-
+    """Whether :func:`_plain_out` writes a plain message as its canonical one would be: not an error."""
+    return writable(msg, NAME) and not (msg.role == "tool" and msg.content[0].is_error)
 
 # --- Docent's ordering rules -------------------------------------------------------
 

@@ -14,12 +14,12 @@ from typing import Any
 
 import orjson
 
-from ..lean import Call, Plain, canonical
+from ..lean import ANY_ROLE, Call, Plain, canonical, writable
 from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock, HandoffBlock, ImageBlock,
     Message, ReasoningBlock, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock, UsageBlock, VideoBlock,
 )
-from ._common import Losses, dump_json, lost_extras, merge_own, parse_data_uri, parse_json
+from ._common import Losses, dump_json, lost_extras, merge_own, parse_data_uri, parse_json, report_extras
 from .gemini import LANGUAGE_OUT, LANGUAGES, NAME, b64_out, is_b64, outcome_out
 
 _NOT_IN_GEMINI = ("name", "external_id", "created_at", "model", "usage", "metadata")
@@ -236,8 +236,7 @@ def _answers(response: dict[str, Any], call: dict[str, Any]) -> bool:
 
 def _report(msg: Message | Plain, index: int, losses: Losses) -> None:
     if msg.__class__ is Plain:
-        for lost in lost_extras(msg, NAME) if msg.extras else ():
-            losses.add(index, lost, detail="a field of another format")
+        report_extras(msg, index, losses, NAME)
         return
     for name in _NOT_IN_GEMINI:
         if getattr(msg, name):
@@ -276,11 +275,8 @@ def _system_out(messages: list[tuple[int, Message]], writer: _Writer, first_chat
 
 
 def _takes(msg: Any) -> bool:
-    """Whether a plain message is written as its canonical one would be (:meth:`_Writer.plain_parts`): one
-    neither read from this format nor holding its notes; a system message's is its text alone."""
-    return msg.__class__ is Plain and msg.source_format != NAME and not (msg.extras and NAME in msg.extras) \
-        and (msg.role != "system" or not msg.content)
-
+    """Whether a plain message is written as its canonical one would be (:meth:`_Writer.plain_parts`)."""
+    return writable(msg, NAME, texts=ANY_ROLE, own=False)
 
 def write(messages: list[Message | Plain], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:
     """Canonical messages (plain ones among them: ``store.lean``) as ``{"system_instruction"?, "contents"}``

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from ..lean import Call, Plain, canonical
+from ..lean import Call, Plain, canonical, writable
 from ..model import (
     AudioBlock,
     Block,
@@ -36,7 +36,7 @@ from ..model import (
     UsageBlock,
     VideoBlock,
 )
-from ._common import Losses, b64encode, data_uri, dump_json, lost_extras
+from ._common import Losses, b64encode, data_uri, dump_json, lost_extras, report_extras
 from .langchain import CLASS_NAMES, FULL_KEYS, NAME
 
 TAKES_PLAIN = True
@@ -314,9 +314,7 @@ class _Writer:
     def plain(self, msg: Plain, index: int) -> None:
         """:meth:`message` of a plain message (``store.lean``) that :func:`_takes`: the same item and
         losses, made without its canonical message (tests/test_lean_load.py holds them to be the same)."""
-        if msg.extras:
-            for field in lost_extras(msg, NAME):
-                self.losses.add(index, field, detail="a field of another format")
+        report_extras(msg, index, self.losses, NAME)
         content = msg.content
         if content and content[0].__class__ is not Call:  # a tool result
             result = content[0]
@@ -351,18 +349,8 @@ class _Writer:
 
 
 def _takes(msg: Any) -> bool:
-    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: one without
-    LangChain's own notes; a text a system, user or assistant message's, calls an assistant's, a result a
-    tool's."""
-    if msg.__class__ is not Plain or msg.extras and NAME in msg.extras:
-        return False
-    if not msg.content:
-        return msg.text is not None and msg.role in _TEXT_ROLES
-    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
-
-
-_TEXT_ROLES = frozenset({"system", "user", "assistant"})
-
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
+    return writable(msg, NAME)
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages as LangChain message dicts (``messages_from_dict`` loads them); plain ones

@@ -17,7 +17,7 @@ from typing import Any
 
 from typing_extensions import assert_never
 
-from ..lean import Call, Plain, canonical
+from ..lean import Call, Plain, canonical, writable
 from ..model import (
     AudioBlock,
     Block,
@@ -37,7 +37,7 @@ from ..model import (
     UsageBlock,
     VideoBlock,
 )
-from ._common import Losses, b64encode, data_uri, dump_json, lost_extras, report_fields
+from ._common import Losses, b64encode, data_uri, dump_json, report_extras, report_fields
 from .openai_responses import AUDIO_MEDIA_TYPES, DEFAULTS, FAKE_ID, NAME, TEXT_TYPE, summary_of
 
 _AUDIO_FORMATS = {v: k for k, v in AUDIO_MEDIA_TYPES.items()}
@@ -172,9 +172,7 @@ class Writer:
     def _plain(self, msg: Plain, index: int) -> None:
         """The items of a plain message (``store.lean``) that :func:`_takes`, as :meth:`_turn` and
         :meth:`_message` write its canonical one's, with the same losses (tests/test_lean_load.py)."""
-        if msg.extras:
-            for name in lost_extras(msg, NAME):
-                self.losses.add(index, name, detail="a field of another format")
+        report_extras(msg, index, self.losses, NAME)
         content, items = msg.content, self.items
         if content and content[0].__class__ is not Call:  # a tool result
             call_id = content[0].call_id
@@ -333,18 +331,8 @@ class Writer:
 
 
 def _takes(msg: Any) -> bool:
-    """Whether :meth:`Writer._plain` writes a plain message as its canonical one would be: one without
-    the format's own notes; a text a system, user or assistant message's, calls an assistant's, a result a
-    tool's."""
-    if msg.__class__ is not Plain or msg.extras and NAME in msg.extras:
-        return False
-    if not msg.content:
-        return msg.text is not None and msg.role in _TEXT_ROLES
-    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
-
-
-_TEXT_ROLES = frozenset({"system", "user", "assistant"})
-
+    """Whether :meth:`Writer._plain` writes a plain message as its canonical one would be."""
+    return writable(msg, NAME)
 
 def _role(msg: Message) -> str:
     if msg.role == "system":

@@ -8,12 +8,14 @@ from typing import Any
 
 import orjson
 
-from ..lean import Call, Plain, canonical
+from ..lean import ANY_ROLE, Call, Plain, canonical, writable
 from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock,
     ToolCallBlock, ToolResultBlock, VideoBlock,
 )
-from ._common import Losses, b64encode, dump_json, lost_extras, merge_own, parse_data_uri, parse_json
+from ._common import (
+    Losses, b64encode, dump_json, lost_extras, merge_own, parse_data_uri, parse_json, report_extras,
+)
 from .otel_genai import CODE_TOOL, KEYS, MODALITY_OUT, NAME
 
 _NOT_IN_OTEL = ("external_id", "created_at", "model", "usage", "metadata")
@@ -174,8 +176,7 @@ _KINDS: dict[str, Any] = {
 
 def _report(msg: Message | Plain, index: int, losses: Losses) -> None:
     if msg.__class__ is Plain:
-        for lost in lost_extras(msg, NAME) if msg.extras else ():
-            losses.add(index, lost, detail="a field of another format")
+        report_extras(msg, index, losses, NAME)
         return
     for name in _NOT_IN_OTEL:
         if getattr(msg, name):
@@ -226,10 +227,8 @@ def _message(msg: Message | Plain, index: int, writer: _Writer, output: bool) ->
 
 
 def _takes(msg: Any) -> bool:
-    """Whether a plain message is written as its canonical one would be (:meth:`_Writer.plain_parts`): one
-    neither read from this format nor holding its notes."""
-    return msg.__class__ is Plain and msg.source_format != NAME and not (msg.extras and NAME in msg.extras)
-
+    """Whether a plain message is written as its canonical one would be (:meth:`_Writer.plain_parts`)."""
+    return writable(msg, NAME, texts=ANY_ROLE, own=False)
 
 def write(messages: list[Message | Plain], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:
     """Canonical messages (plain ones among them: ``store.lean``) in the format."""

@@ -15,12 +15,12 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from ..lean import Call, Plain, canonical
+from ..lean import ANY_ROLE, Call, Plain, canonical, writable
 from ..model import (
     AudioBlock, Block, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock, RefusalBlock, TextBlock,
     ToolCallBlock, ToolResultBlock, VideoBlock,
 )
-from ._common import Losses, dump_json, lost_extras, parse_json
+from ._common import Losses, dump_json, lost_extras, parse_json, report_extras
 from .pydantic_ai import NAME, _URL_KIND
 
 TAKES_PLAIN = True
@@ -102,8 +102,7 @@ class _Writer:
         else:
             target = {"parts": [], "kind": kind}
             self.out.append(target)
-        for field in lost_extras(msg, NAME) if msg.extras else ():
-            self.losses.add(index, field, detail="a field of another format")
+        report_extras(msg, index, self.losses, NAME)
         self.prompt, self.stamp, parts = None, None, target["parts"]
         if result:
             call_id = content[0].call_id
@@ -301,14 +300,8 @@ _STAMPED = {"system-prompt", "user-prompt", "tool-return", "retry-prompt", "retr
 
 
 def _takes(msg: Any) -> bool:
-    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: one without
-    Pydantic AI's own notes; a result a tool's, calls an assistant's, a text anyone's."""
-    if msg.__class__ is not Plain or msg.extras and NAME in msg.extras:
-        return False
-    if not msg.content:
-        return msg.text is not None
-    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
-
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
+    return writable(msg, NAME, texts=ANY_ROLE)
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages (plain ones among them: ``store.lean``) as a Pydantic AI history

@@ -10,7 +10,7 @@ from typing import Any
 
 from typing_extensions import assert_never
 
-from ..lean import Call, Plain, canonical
+from ..lean import Call, Plain, canonical, writable
 from ..model import (
     AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock, VideoBlock,
@@ -303,20 +303,9 @@ class _Writer:
 
 
 def _takes(msg: Any) -> bool:
-    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: one without
-    Qwen's own notes whose text (if any) is not empty (the general path drops or carries those); a
-    result not an error, a tool's; calls an assistant's; a text a system, user or assistant message's."""
-    if msg.__class__ is not Plain or msg.extras and NAME in msg.extras or msg.text == "":
-        return False
-    if not msg.content:
-        return msg.text is not None and msg.role in _TEXT_ROLES
-    if msg.content[0].__class__ is Call:
-        return msg.role == "assistant"
-    return msg.role == "tool" and not msg.content[0].is_error
-
-
-_TEXT_ROLES = frozenset({"system", "user", "assistant"})
-
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: not an empty
+    text (the general path drops or carries it), not an error."""
+    return writable(msg, NAME) and msg.text != "" and not (msg.role == "tool" and msg.content[0].is_error)
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages as Qwen-Agent message dicts (``Message(**d)`` accepts each); plain ones among

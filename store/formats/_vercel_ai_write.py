@@ -13,12 +13,12 @@ from typing import Any
 
 import orjson
 
-from ..lean import Call, Plain, canonical
+from ..lean import Call, Plain, canonical, writable
 from ..model import (
     AudioBlock, Block, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock, VideoBlock,
 )
-from ._common import Losses, data_uri, lost_extras, parse_data_uri, parse_json
+from ._common import Losses, data_uri, lost_extras, parse_data_uri, parse_json, report_extras
 from .vercel_ai import CARRIED_PART, NAME
 
 _NOT_IN_UI = ("name", "created_at", "model", "usage")
@@ -76,9 +76,7 @@ class _Writer:
     def plain(self, msg: Plain, index: int) -> None:
         """:meth:`message` of a plain message (``store.lean``) that :func:`_takes`: the same parts and
         losses, made without its canonical message (tests/test_lean_load.py holds them to be the same)."""
-        if msg.extras:
-            for lost in lost_extras(msg, NAME):
-                self.losses.add(index, lost, detail="a field of another format")
+        report_extras(msg, index, self.losses, NAME)
         content = msg.content
         if content and content[0].__class__ is not Call:  # a tool result, into its call's part
             result = content[0]
@@ -270,18 +268,8 @@ class _Writer:
 
 
 def _takes(msg: Any) -> bool:
-    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: one neither
-    read from this format nor holding its notes; a text a system, user or assistant message's, calls
-    an assistant's, a result a tool's."""
-    if msg.__class__ is not Plain or msg.source_format == NAME or msg.extras and NAME in msg.extras:
-        return False
-    if not msg.content:
-        return msg.text is not None and msg.role in _TEXT_ROLES
-    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
-
-
-_TEXT_ROLES = frozenset({"system", "user", "assistant"})
-
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
+    return writable(msg, NAME, own=False)
 
 def write(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]] | dict[str, Any]:
     """Canonical messages (plain ones among them: ``store.lean``) as UIMessages."""
