@@ -119,8 +119,8 @@ class Linked:
     @classmethod
     def look_up(cls, conn: sa.Connection, conversation_id: str, msgs: Sequence[Writable], *, first_seq: int,
                 fresh: bool) -> Linked:
-        known, prior = ({}, {}) if fresh else _calls_and_starts(conn, conversation_id, msgs)
-        lo = links.earliest_open_call(msgs, known)
+        known, prior, lo = ({}, {}, links.earliest_open_call(msgs, {})) if fresh \
+            else _calls_and_starts(conn, conversation_id, msgs)
         if lo is not None and len(prior) < first_seq - lo:  # a fork answering a call of its shared prefix
             prior = {seq: start for owner, low, high in within(chain_of(conn, conversation_id), lo)
                      for seq, start in _PRIOR_STARTS.run(conn, cid=owner, lo=low, hi=high)}
@@ -320,12 +320,16 @@ def in_conversation(conn: sa.Connection, columns: tuple[sa.Column[Any], ...], ke
         return _joined_statement(columns, key).run(conn, cid=conversation_id, values=values)
     found: list[list[Any]] = []
     for at in range(0, len(values), IN_LIST):
-        part = values[at:at + IN_LIST]
-        size = 1 << (len(part) - 1).bit_length()  # a few statement shapes, padded with repeats
-        part += part[-1:] * (size - len(part))
-        found += _in_statement(columns, key, size).run(
-            conn, cid=conversation_id, **{f"v{i}": v for i, v in enumerate(part)})
+        size, bound = _padded(values[at:at + IN_LIST])
+        found += _in_statement(columns, key, size).run(conn, cid=conversation_id, **bound)
     return found
+
+
+def _padded(values: list[str]) -> tuple[int, dict[str, str]]:
+    """``values`` as the parameters ``v0``, ``v1``, ... of an IN list, padded with repeats to a power of
+    two (a few statement shapes serve any number of values), and that size."""
+    size = 1 << (len(values) - 1).bit_length()
+    return size, {f"v{i}": v for i, v in enumerate(values + values[-1:] * (size - len(values)))}
 
 
 IN_LIST = 4096
@@ -370,32 +374,32 @@ def _looked_up(conn: sa.Connection, msgs: Sequence[Writable]) -> set[str]:
     return links.referenced_call_ids(msgs, ("tool_result",))
 
 
-def _calls_and_starts(conn: sa.Connection, conversation_id: str,
-                      msgs: Sequence[Writable]) -> tuple[dict[str, links.KnownCall], dict[int, int]]:
-    """The stored calls a batch looks up (:func:`_looked_up`), and the window starts of the stored
-    messages from the earliest of them still unanswered on (``links.earliest_open_call``): the
-    batch's results answer those calls, and a message's window starts at its oldest open call."""
+def _calls_and_starts(conn: sa.Connection, conversation_id: str, msgs: Sequence[Writable],
+                      ) -> tuple[dict[str, links.KnownCall], dict[int, int], int | None]:
+    """The stored calls a batch looks up (:func:`_looked_up`), the window starts of the stored
+    messages from the earliest of them still unanswered on, and the seq of that call
+    (``links.earliest_open_call``): the batch's results answer those calls, and a message's window
+    starts at its oldest open call."""
     call_ids = _looked_up(conn, msgs)
     if not call_ids:
-        return {}, {}
+        return {}, {}, links.earliest_open_call(msgs, {})
     if not _aborts_on_error(conn) and len(call_ids) <= IN_LIST:  # only results' calls: see _looked_up
-        return _calls_then_starts(conn, conversation_id, call_ids)
+        known, prior = _calls_then_starts(conn, conversation_id, call_ids)
+        return known, prior, links.earliest_open_call(msgs, known)
     known = _known_calls(conn, conversation_id, call_ids)
     lo = links.earliest_open_call(msgs, known)
-    return known, ({} if lo is None else dict(_PRIOR_STARTS.run(conn, cid=conversation_id, lo=lo, hi=END)))
+    return known, ({} if lo is None else dict(_PRIOR_STARTS.run(conn, cid=conversation_id, lo=lo, hi=END))), lo
 
 
 def _calls_then_starts(conn: sa.Connection, conversation_id: str,
                        call_ids: set[str]) -> tuple[dict[str, links.KnownCall], dict[int, int]]:
     """:func:`_calls_and_starts` in one statement, when every call looked up is one a result of the
     batch answers (a statement fewer on a tool result's append, a quarter of an agent's)."""
-    values = list(call_ids)
-    size = 1 << (len(values) - 1).bit_length()  # a few statement shapes, padded with repeats
-    values += values[-1:] * (size - len(values))
+    size, bound = _padded(list(call_ids))
     known: dict[str, links.KnownCall] = {}
     prior: dict[int, int] = {}
     for call_id, call_seq, result_seq, seq, start in _calls_then_starts_statement(size).run(
-            conn, cid=conversation_id, **{f"v{i}": v for i, v in enumerate(values)}):
+            conn, cid=conversation_id, **bound):
         if call_id is None:
             prior[seq] = start
         else:

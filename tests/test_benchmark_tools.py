@@ -65,4 +65,5 @@ def test_the_commit_timing_times_each_counted_commit_by_its_frames():
     by_frames = commit_times(workload.conversation(50 + WARM_UP + 20), stored=50, appends=20)
     assert sum(len(times) for times in by_frames.values()) == 20 and min(by_frames) >= 1
     assert all(t > 0 for times in by_frames.values() for t in times)
-    assert commit_table(by_frames).row_count >= 0
+    assert commit_table(by_frames).row_count == sum(len(times) >= 10 for times in by_frames.values())
+    assert commit_table({1: [5.0] * 10, 2: [9.0] * 9}).row_count == 1  # a row where 10 commits or more say it
