@@ -332,6 +332,7 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
     return writable(msg, NAME, texts=ANY_ROLE)
 
+
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages (plain ones among them: ``store.lean``) as ``agent_framework.Message.to_dict()``
     dicts."""

@@ -372,6 +372,7 @@ def _takes(msg: Any) -> bool:
     naming its tool too (else its part is read back to be checked)."""
     return writable(msg, NAME, own=False) and (msg.role != "tool" or msg.name is not None)
 
+
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages (plain ones among them: ``store.lean``) as AgentScope 2.x
     ``Msg.model_dump(mode="json")`` dicts."""

@@ -305,6 +305,7 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
     return writable(msg, NAME)
 
+
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages (plain ones among them: ``store.lean``) as AgentScope 1.x ``Msg.to_dict()``
     dicts (each tool result in a ``system`` message of its own, as ``ReActAgent`` writes them)."""

@@ -259,6 +259,7 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
     return writable(msg, NAME, own=False)
 
+
 def messages_out(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages (plain ones among them: ``store.lean``) as autogen-core LLM message dicts
     (also used for handoff contexts)."""

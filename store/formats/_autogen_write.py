@@ -423,6 +423,7 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
     return writable(msg, NAME, own=False)
 
+
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages (plain ones among them: ``store.lean``) as AgentChat message dicts (``dump()``
     shape, loadable by ``MessageFactory``)."""

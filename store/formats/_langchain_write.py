@@ -352,6 +352,7 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
     return writable(msg, NAME)
 
+
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages as LangChain message dicts (``messages_from_dict`` loads them); plain ones
     among them (``store.lean``) written without their canonical message."""

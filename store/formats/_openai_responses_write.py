@@ -334,6 +334,7 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`Writer._plain` writes a plain message as its canonical one would be."""
     return writable(msg, NAME)
 
+
 def _role(msg: Message) -> str:
     if msg.role == "system":
         return msg.source_role if msg.source_role in ("system", "developer") else "system"

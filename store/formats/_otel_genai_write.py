@@ -230,6 +230,7 @@ def _takes(msg: Any) -> bool:
     """Whether a plain message is written as its canonical one would be (:meth:`_Writer.plain_parts`)."""
     return writable(msg, NAME, texts=ANY_ROLE, own=False)
 
+
 def write(messages: list[Message | Plain], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:
     """Canonical messages (plain ones among them: ``store.lean``) in the format."""
     messages = canonical(messages, unless=_takes)

@@ -307,6 +307,7 @@ def _takes(msg: Any) -> bool:
     text (the general path drops or carries it), not an error."""
     return writable(msg, NAME) and msg.text != "" and not (msg.role == "tool" and msg.content[0].is_error)
 
+
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages as Qwen-Agent message dicts (``Message(**d)`` accepts each); plain ones among
     them (``store.lean``) written without their canonical message where nothing of them is lost."""

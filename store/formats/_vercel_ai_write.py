@@ -271,6 +271,7 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
     return writable(msg, NAME, own=False)
 
+
 def write(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]] | dict[str, Any]:
     """Canonical messages (plain ones among them: ``store.lean``) as UIMessages."""
     messages = canonical(messages, unless=_takes)
