@@ -40,6 +40,17 @@ def test_the_agent_conversation_converts_from_every_format():
     assert set(bound) == set(store.FORMATS) and not said
 
 
+def test_the_load_benchmark_loads_in_every_format():
+    """``benchmarks.load_formats``: the workload saved once, loaded whole in each format."""
+    import store
+    from benchmarks import workload
+    from benchmarks.load_formats import load_times, table
+
+    times = load_times(workload.conversation(60), repeat=1)
+    assert set(times) == set(store.FORMATS) and all(t > 0 for t in times.values())
+    assert table(times, 60).row_count == len(store.FORMATS)
+
+
 def test_the_append_duel_times_every_counted_append_by_kind():
     """``benchmarks.append_kinds``: two contestants take turns on one workload; each counted append of
     each is timed once, under its message's kind."""
