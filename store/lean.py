@@ -11,13 +11,13 @@ links come from the :class:`Plain` (:func:`other_item`), their document is the i
 Every other message takes the canonical path. A property test holds the two to the very same rows
 and the very same errors (tests/test_lean.py).
 
-A load into a format whose writer takes them (``Format.takes_plain``) reads such rows the
-other way: a message row of its text, a tool result's one block row, an assistant's calls
-(with a text before them or not), with nothing else in their rows but the source's own notes
-(``extras``), each as a :class:`Plain` (``codec.readable_from_rows``); the writer (Anthropic's,
-OpenAI's) turns them straight into its items, and ``formats.convert`` to such a writer reads plain
-OpenAI items so (:func:`convertible`). Tests hold the output and its losses to the canonical path's
-(tests/test_lean_load.py).
+A load reads such rows the other way: a message row of its text, a tool result's one block row, an
+assistant's calls (with a text before them or not), with nothing else in their rows but the source's
+own notes (``extras``), each as a :class:`Plain` (``codec.readable_from_rows``). Every format's writer
+takes them (``Format.takes_plain``) and turns those :func:`writable` says it may straight into its
+items, the others into canonical messages first (:func:`canonical`); ``formats.convert`` from OpenAI
+reads plain items so (:func:`convertible`). Tests hold every writer's output and losses to the
+canonical path's (tests/test_lean_load.py).
 """
 
 from __future__ import annotations

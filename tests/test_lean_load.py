@@ -1,6 +1,6 @@
-"""A load into a format whose writer takes plain messages (store.lean: Anthropic's, OpenAI's) reads
-plain rows as ``lean.Plain``, not canonical messages, and a conversion to it reads plain OpenAI items
-so: the very same output, and the very same losses, as the canonical path gives."""
+"""A load reads plain rows as ``lean.Plain``, not canonical messages, and a conversion from OpenAI reads
+plain items so; every format's writer takes them (store.lean): the very same output, and the very same
+losses, as the canonical path gives."""
 
 from __future__ import annotations
 
