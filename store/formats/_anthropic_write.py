@@ -18,7 +18,7 @@ from ..model import (
     Message, ReasoningBlock, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock, UsageBlock, VideoBlock,
 )
 from ._anthropic_fast import content as _content, native, one_pass
-from ._common import Losses, lost_extras, b64encode, dump_json, parse_data_uri
+from ._common import Losses, b64encode, dump_json, parse_data_uri, report_extras
 from .anthropic import NAME, _PASSTHROUGH
 
 TAKES_PLAIN = True
@@ -89,9 +89,7 @@ class _Writer:
         for name in _NOT_IN_ANTHROPIC:
             if values[name]:
                 self.losses.add(index, name, detail="Anthropic messages have no such field")
-        if msg.extras:
-            for lost in lost_extras(msg, NAME):
-                self.losses.add(index, lost, detail="a field of another format")
+        report_extras(msg, index, self.losses, NAME)
         rest: list[Block] = []
         results: list[ToolResultBlock] = []
         for b in msg.content:
@@ -144,9 +142,7 @@ class _Writer:
 
     def lost_notes(self, msg: Plain, index: int) -> None:
         """Report the notes of other formats a plain message holds (a reasoning text)."""
-        if msg.extras:
-            for lost in lost_extras(msg, NAME):
-                self.losses.add(index, lost, detail="a field of another format")
+        report_extras(msg, index, self.losses, NAME)
 
     def plain_result(self, msg: Plain) -> dict[str, Any]:
         """The ``tool_result`` part of a plain tool result."""

@@ -36,7 +36,7 @@ from ..model import (
     UsageBlock,
     VideoBlock,
 )
-from ._common import Losses, b64encode, data_uri, dump_json, lost_extras, report_extras
+from ._common import Losses, b64encode, data_uri, dump_json, report_extras
 from .langchain import CLASS_NAMES, FULL_KEYS, NAME
 
 TAKES_PLAIN = True
@@ -233,8 +233,7 @@ class _Writer:
             self.losses.add(index, "name", detail="a ToolMessage's name is its tool's")
         if msg.usage is not None and msg.role != "assistant":
             self.losses.add(index, "usage", detail="only an AIMessage has usage_metadata")
-        for field in lost_extras(msg, NAME):
-            self.losses.add(index, field, detail="a field of another format")
+        report_extras(msg, index, self.losses, NAME)
 
     def _body(self, msg: Message, blocks: list[Block], index: int) -> None:
         notes = msg.extras.get(NAME, {})

@@ -11,7 +11,7 @@ from ..lean import Call, Plain
 from ..model import (
     AudioBlock, Block, FileBlock, ImageBlock, Message, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock,
 )
-from ._common import Losses, b64encode, data_uri, dump_json, lost_extras, merge_own, report_fields
+from ._common import Losses, b64encode, data_uri, dump_json, merge_own, report_extras, report_fields
 from .openai import _AUDIO_FORMATS, NAME
 
 TAKES_PLAIN = True
@@ -196,9 +196,7 @@ def _plain_out(msg: Plain, index: int, losses: Losses) -> dict[str, Any]:
     """:func:`_message_out` of a plain message (``store.lean``): its one item, and the same losses,
     made without its canonical message (tests/test_lean_load.py holds them to be the same)."""
     extras = msg.extras or _NONE
-    if extras:
-        for name in lost_extras(msg, NAME):
-            losses.add(index, name, detail="a field of another format")
+    report_extras(msg, index, losses, NAME)
     content = msg.content
     if content and content[0].kind == "tool_result":
         return _merge({"role": "tool", "tool_call_id": content[0].call_id, "content": msg.text}, extras)

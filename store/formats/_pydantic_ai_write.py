@@ -20,7 +20,7 @@ from ..model import (
     AudioBlock, Block, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock, RefusalBlock, TextBlock,
     ToolCallBlock, ToolResultBlock, VideoBlock,
 )
-from ._common import Losses, dump_json, lost_extras, parse_json, report_extras
+from ._common import Losses, dump_json, parse_json, report_extras
 from .pydantic_ai import NAME, _URL_KIND
 
 TAKES_PLAIN = True
@@ -158,8 +158,7 @@ class _Writer:
         for field in fields:
             if getattr(msg, field) is not None:
                 self.losses.add(index, field, detail=f"a Pydantic AI {kind} has no such field")
-        for field in lost_extras(msg, NAME):
-            self.losses.add(index, field, detail="a field of another format")
+        report_extras(msg, index, self.losses, NAME)
 
     # --- parts -------------------------------------------------------------------------
 

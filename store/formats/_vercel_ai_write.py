@@ -18,7 +18,7 @@ from ..model import (
     AudioBlock, Block, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock, VideoBlock,
 )
-from ._common import Losses, data_uri, lost_extras, parse_data_uri, parse_json, report_extras
+from ._common import Losses, data_uri, parse_data_uri, parse_json, report_extras
 from .vercel_ai import CARRIED_PART, NAME
 
 _NOT_IN_UI = ("name", "created_at", "model", "usage")
@@ -139,8 +139,7 @@ class _Writer:
             for name in _OWN_ONLY_AT_HEAD:
                 if getattr(msg, name):
                     self.losses.add(index, name, detail="a step or tool result inside a UIMessage has none of its own")
-        for lost in lost_extras(msg, NAME):
-            self.losses.add(index, lost, detail="a field of another format")
+        report_extras(msg, index, self.losses, NAME)
 
     # --- parts ---------------------------------------------------------------------------
 
