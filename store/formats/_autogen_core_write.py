@@ -11,7 +11,9 @@ from typing import Any
 from ..lean import Call, Plain, canonical, writable
 from ..model import Block, CodeBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock, ToolResultBlock
 from ._common import Losses, report_extras, report_fields
-from .autogen_core import NAME, NO_RESULT, call_out, finish, image_out, result_out, result_text, stand_in
+from .autogen_core import (
+    NAME, NO_RESULT, call_out, finish, image_out, result_out, result_stand_in, result_text, stand_in,
+)
 
 # --- from canonical --------------------------------------------------------------------------
 
@@ -39,7 +41,7 @@ class _Result:
 
     def stand_in(self) -> str:
         """``autogen_core.stand_in`` of the block."""
-        return f"[tool result of {self.name or 'call'} ({self.call_id}): {self.output}]"
+        return result_stand_in(self.name, self.call_id, self.output)
 
 
 class _Writer:

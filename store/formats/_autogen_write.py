@@ -153,8 +153,7 @@ class _Writer:
                                  **({} if name is None else {"name": name}), "output": msg.text,
                                  "is_error": result.is_error}  # type: ignore[union-attr]
             self.losses.add(self.index, "tool_result", "carried", f"no AgentChat form: a text stand-in; {_CARRIED}")
-            return {"content": f"[tool result of {name or 'call'} ({result.call_id}): {msg.text}]",
-                    "type": "TextMessage"}
+            return {"content": core.result_stand_in(name, result.call_id, msg.text), "type": "TextMessage"}  # type: ignore[arg-type]
         if name is None:
             self.patches["0"] = {"name": None}
             self.losses.add(self.index, "tool_result.name", "carried", _CARRIED)

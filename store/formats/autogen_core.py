@@ -226,6 +226,11 @@ def image_out(block: ImageBlock, fmt: str) -> dict[str, Any] | None:
     return finish({"data": b64encode(block.data)}, notes)
 
 
+def result_stand_in(name: str | None, call_id: str, text: str) -> str:
+    """The text a tool result (its tool's ``name``, its ``call_id``, its output as text) is shown as."""
+    return f"[tool result of {name or 'call'} ({call_id}): {text}]"
+
+
 _STAND_INS = {
     RefusalBlock: lambda b: b.text,
     ReasoningBlock: lambda b: b.text,
@@ -235,7 +240,7 @@ _STAND_INS = {
     ErrorBlock: lambda b: f"[error{' ' + b.code if b.code else ''}: {b.message}]",
     HandoffBlock: lambda b: f"[handoff to {b.target}]",
     ToolCallBlock: lambda b: f"[tool call {b.name} ({b.call_id}): {call_out(b, '')['arguments']}]",
-    ToolResultBlock: lambda b: f"[tool result of {b.name or 'call'} ({b.call_id}): {result_text(b)[0]}]",
+    ToolResultBlock: lambda b: result_stand_in(b.name, b.call_id, result_text(b)[0]),
     UsageBlock: lambda b: None,
 }
 
