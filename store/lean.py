@@ -224,6 +224,14 @@ def writable(msg: Any, fmt: str, *, texts: frozenset[str] = PLAIN_ROLES, own: bo
     return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
 
 
+def write_each(msgs: Sequence[Writable], takes: Callable[[Any], bool], plain: Callable[[Any, int], None],
+               other: Callable[[Any, int], None]) -> None:
+    """Each of ``msgs`` with its index to a writer: to ``plain`` where ``takes`` it (the writer's own
+    :func:`writable` test), else, made canonical (:func:`canonical`), to ``other``."""
+    for index, msg in enumerate(canonical(msgs, unless=takes)):
+        (plain if msg.__class__ is Plain else other)(msg, index)
+
+
 def canonical(msgs: Sequence[Writable], of: tuple[type, ...] = (Plain, Parts),
               unless: Callable[[Writable], bool] | None = None) -> list[Writable]:
     """``msgs`` with each of the classes ``of`` (by default every :class:`Plain` and :class:`Parts`)

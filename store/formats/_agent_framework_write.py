@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, assert_never
 
-from ..lean import ANY_ROLE, Call, Plain, canonical, writable
+from ..lean import ANY_ROLE, Call, Plain, writable, write_each
 from ..model import (AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock,
                      HandoffBlock, ImageBlock, Message, ReasoningBlock, RefusalBlock, TextBlock,
                      ToolCallBlock, ToolResultBlock, Usage, UsageBlock, VideoBlock)
@@ -337,9 +337,5 @@ def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict
     """Canonical messages (plain ones among them: ``store.lean``) as ``agent_framework.Message.to_dict()``
     dicts."""
     writer = _Writer(losses)
-    for index, msg in enumerate(canonical(messages, unless=_takes)):
-        if msg.__class__ is Plain:
-            writer.plain(msg, index)  # type: ignore[arg-type]
-        else:
-            writer.message(msg, index)  # type: ignore[arg-type]
+    write_each(messages, _takes, writer.plain, writer.message)
     return writer.out

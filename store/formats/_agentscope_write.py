@@ -12,7 +12,7 @@ import orjson
 from pydantic_core import to_jsonable_python
 from typing_extensions import assert_never
 
-from ..lean import Call, Plain, canonical, writable
+from ..lean import Call, Plain, writable, write_each
 from ..model import (AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock,
                      HandoffBlock, ImageBlock, Message, ReasoningBlock, RefusalBlock, TextBlock,
                      ToolCallBlock, ToolResultBlock, UsageBlock, VideoBlock)
@@ -310,9 +310,5 @@ def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict
     """Canonical messages (plain ones among them: ``store.lean``) as AgentScope 1.x ``Msg.to_dict()``
     dicts (each tool result in a ``system`` message of its own, as ``ReActAgent`` writes them)."""
     writer = _Writer(losses)
-    for index, msg in enumerate(canonical(messages, unless=_takes)):
-        if msg.__class__ is Plain:
-            writer.plain(msg, index)  # type: ignore[arg-type]
-        else:
-            writer.message(msg, index)  # type: ignore[arg-type]
+    write_each(messages, _takes, writer.plain, writer.message)
     return writer.out

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from ..lean import Call, Plain, canonical, writable
+from ..lean import Call, Plain, writable, write_each
 from ..model import (
     AudioBlock,
     Block,
@@ -356,11 +356,7 @@ def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict
     """Canonical messages as LangChain message dicts (``messages_from_dict`` loads them); plain ones
     among them (``store.lean``) written without their canonical message."""
     writer = _Writer(losses)
-    for index, msg in enumerate(canonical(messages, unless=_takes)):
-        if msg.__class__ is Plain:
-            writer.plain(msg, index)  # type: ignore[arg-type]
-        else:
-            writer.message(msg, index)  # type: ignore[arg-type]
+    write_each(messages, _takes, writer.plain, writer.message)
     return writer.finish()
 
 

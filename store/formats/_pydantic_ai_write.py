@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from ..lean import ANY_ROLE, Call, Plain, canonical, writable
+from ..lean import ANY_ROLE, Call, Plain, writable, write_each
 from ..model import (
     AudioBlock, Block, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock, RefusalBlock, TextBlock,
     ToolCallBlock, ToolResultBlock, VideoBlock,
@@ -307,9 +307,5 @@ def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict
     """Canonical messages (plain ones among them: ``store.lean``) as a Pydantic AI history
     (``ModelMessagesTypeAdapter`` JSON)."""
     writer = _Writer(losses)
-    for index, msg in enumerate(canonical(messages, unless=_takes)):
-        if msg.__class__ is Plain:
-            writer.plain(msg, index)  # type: ignore[arg-type]
-        else:
-            writer.message(msg, index)  # type: ignore[arg-type]
+    write_each(messages, _takes, writer.plain, writer.message)
     return writer.out

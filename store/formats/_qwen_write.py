@@ -10,7 +10,7 @@ from typing import Any
 
 from typing_extensions import assert_never
 
-from ..lean import Call, Plain, canonical, writable
+from ..lean import Call, Plain, writable, write_each
 from ..model import (
     AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock, VideoBlock,
@@ -312,9 +312,5 @@ def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict
     """Canonical messages as Qwen-Agent message dicts (``Message(**d)`` accepts each); plain ones among
     them (``store.lean``) written without their canonical message where nothing of them is lost."""
     writer = _Writer(losses)
-    for index, msg in enumerate(canonical(messages, unless=_takes)):
-        if msg.__class__ is Plain:
-            writer.plain(msg, index)  # type: ignore[arg-type]
-        else:
-            writer.message(msg, index)  # type: ignore[arg-type]
+    write_each(messages, _takes, writer.plain, writer.message)
     return writer.finish()
