@@ -292,7 +292,7 @@ class _Writer:
                 self.names[call.call_id] = call.name  # type: ignore[union-attr]
                 contents.append({"type": "function_call", "call_id": call.call_id, "name": call.name,  # type: ignore[union-attr]
                                  "arguments": call.arguments_raw, "hosted": False, "additional_properties": {}})  # type: ignore[union-attr]
-        others = {k: v for k, v in msg.extras.items() if k != NAME} if msg.extras else None
+        others = dict(msg.extras) if msg.extras else None  # none of this format's own (_takes)
         for name in others or ():
             self.losses.add(index, f"extras.{name}", "carried", _CARRIED)
         self.out.append({"type": "message", "role": msg.role, "contents": contents,

@@ -222,7 +222,7 @@ class _Writer:
             payload["extras"] = to_jsonable_python(dict(msg.extras))
         for key in payload:
             for field in [f"extras.{k}" for k in payload[key]] if key == "extras" else [key]:
-                self.losses.add(index, field, "carried", f"{_WHY_CARRIED.get(key)}: kept in metadata.{CARRY_KEY}")
+                self.losses.add(index, field, "carried", f"{_WHY_CARRIED[key]}: kept in metadata.{CARRY_KEY}")
         if patches:
             payload["patch"] = patches
         self.out.append({"name": role, "role": role, "content": parts, "metadata": {CARRY_KEY: payload}})

@@ -293,7 +293,7 @@ class _Writer:
             self.out[main].carried.update(self._carried(msg, index))
 
     def _carried(self, msg: Plain, index: int) -> dict[str, Any]:
-        notes = {name: value for name, value in msg.extras.items() if name != NAME}  # type: ignore[union-attr]
+        notes = dict(msg.extras)  # type: ignore[arg-type]  # none of Qwen's own (_takes)
         for name in notes:
             self.losses.add(index, f"extras.{name}", "carried", f"Qwen has no place for it; kept in extra.{CARRY_KEY}")
         payload: dict[str, Any] = {"extras": notes}
