@@ -317,6 +317,7 @@ def _takes(msg: Any) -> bool:
     """Whether :func:`_plain_out` writes a plain message as its canonical one would be: not an error."""
     return writable(msg, NAME) and not (msg.role == "tool" and msg.content[0].is_error)
 
+
 # --- Docent's ordering rules -------------------------------------------------------
 
 
