@@ -58,6 +58,9 @@ class Format:
     without their source models); its second argument is ``read_marked``'s ``stand_in``."""
     read_fields_stream: Callable[..., Iterator[tuple[list[Any], list[Any], list[bool]]]] | None = None
     """``read_fields`` chunk by chunk (one reader spans the chunks), for ``read_stream_marked``."""
+    to_writable: Callable[[Any], list[Writable]] | None = None
+    """``to_canonical`` with :class:`~store.lean.Plain` messages standing in for some, for a writer that
+    takes them (``convert``), for formats without ``read_fields``."""
     takes_plain: bool = False
     """Whether ``from_canonical`` takes :class:`~store.lean.Plain` messages among the canonical
     ones (a load then reads plain rows as those: ``codec.readable_from_rows``)."""
@@ -67,7 +70,8 @@ class Format:
         return cls(module.NAME, module.to_canonical, module.from_canonical, module.looks_like, description,
                    getattr(module, "to_canonical_stream", None), getattr(module, "write_message", None),
                    getattr(module, "verbatim", None), getattr(module, "read_fields", None),
-                   getattr(module, "read_fields_stream", None), getattr(module, "TAKES_PLAIN", False))
+                   getattr(module, "read_fields_stream", None), getattr(module, "to_writable", None),
+                   getattr(module, "TAKES_PLAIN", False))
 
 
 _ADAPTERS: tuple[tuple[ModuleType, str], ...] = (
@@ -127,19 +131,21 @@ def read(data: Any, format: str) -> list[Message]:
     return read_marked(data, format)[0]
 
 
-def read_marked(data: Any, format: str, stand_in: StandIn | None = None,
+def read_marked(data: Any, format: str, stand_in: StandIn | None = None, *, lean: bool = False,
                 ) -> tuple[list[Any], Format, list[bool] | None]:
     """:func:`read`, the format read, and for each input item whether its ``verbatim``
     accepts it (None: the format has no such test). ``stand_in(item, names)`` may give, for
     an item ``verbatim`` accepts, what to take instead of its canonical message, which is then
-    neither made nor validated (``names``: the tool names of the calls before it, by call id)."""
+    neither made nor validated (``names``: the tool names of the calls before it, by call id). With
+    ``lean``, a format without ``read_fields`` reads with its ``to_writable``, where it has one."""
     if format == "auto":
         format = detect(data)
     fmt = get_format(format)
     check_input(data, fmt.name)
     try:
         if fmt.read_fields is None:
-            return fmt.to_canonical(data), fmt, None
+            reader = fmt.to_writable if lean and fmt.to_writable is not None else fmt.to_canonical
+            return reader(data), fmt, None
         fields, plain = fmt.read_fields(data, stand_in)
         return _validated(fields, lambda: fmt.read_fields(data)[0]), fmt, plain  # type: ignore[misc]
     except (RecursionError, ValueError, UnicodeError, OverflowError) as exc:
@@ -213,8 +219,9 @@ def convert(messages: Any, *, from_: str, to: str, strict: bool = False,
     with paused_gc():  # bulk object building: see store.gcpause
         # Plain items go to a writer that takes them as they are read (store.lean). The messages are
         # an argument, not a local: freed before the pause ends, the collector's next pass skips them.
-        stand_in = convertible if get_format(to).takes_plain else None
-        value, losses = write(read_marked(messages, from_, stand_in)[0], to, strict=strict)
+        lean = get_format(to).takes_plain
+        value, losses = write(read_marked(messages, from_, convertible if lean else None, lean=lean)[0], to,
+                              strict=strict)
     if on_loss is not None:
         for loss in losses:
             on_loss(loss)

@@ -29,6 +29,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from ..errors import SchemaError
+from ..lean import Call, Plain, Result, Writable, bare_arguments
 from ..model import (
     BLOCK, AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock, VideoBlock,
@@ -188,6 +189,16 @@ class _Part:
     carried: dict[str, Any] | None = None
     split: bool = False
     join: bool = False
+    plain: Plain | None = None
+    """Of an item read as it is (:func:`_plain_item`): its message alone; ``blocks`` are then made
+    only where its group is not a plain message (:meth:`made`)."""
+
+    def made(self) -> _Part:
+        """This part with its blocks."""
+        if self.plain is None or self.blocks:
+            return self
+        self.blocks = [BLOCK.validate_python(block) for block in self.plain.fields()["content"]]
+        return self
 
 
 def _fields(m: QwenMessage) -> dict[str, Any] | None:
@@ -288,6 +299,14 @@ class _Reader:
             self._answered(getattr(block, "call_id", call_id), m.name)
         return block
 
+    def lean(self, plain: Plain, index: int) -> _Part:
+        """The part of an item :func:`_plain_item` read, noting its call or result as :meth:`part` does."""
+        if plain.role == "tool":
+            self._answered(plain.content[0].call_id, plain.name)
+        for call in plain.content if plain.role == "assistant" else ():
+            self.pending.setdefault(call.name, []).append(call.call_id)  # type: ignore[union-attr]
+        return _Part(index, plain.role, None, [], {}, plain=plain)
+
     def _answer(self, name: str | None) -> str | None:
         pending = self.pending.get(name or "")
         return pending.pop(0) if pending else None
@@ -333,17 +352,79 @@ def _merges(last: _Part, part: _Part) -> bool:
 
 def to_canonical(data: Any) -> list[Message]:
     """Validate Qwen-Agent messages and convert them to canonical ones."""
+    return _read(data, lean=False)  # type: ignore[return-value]
+
+
+def to_writable(data: Any) -> list[Writable]:
+    """:func:`to_canonical`, with a :class:`~store.lean.Plain` standing in for each message of plain
+    items (a text; an assistant's calls, after a text or not; a result of its call's id), for a
+    writer that takes them (``formats.convert``): read from the items themselves, whose plain types
+    are their validation. A property test holds it to :func:`to_canonical` (tests/test_lean_read.py)."""
+    return _read(data, lean=True)
+
+
+def _read(data: Any, lean: bool) -> list[Writable]:
     raw = message_list(data, NAME)
-    parsed = validate(MESSAGES, raw, NAME)
+    plain = [_plain_item(item) for item in raw] if lean else [None] * len(raw)
+    others = [item for item, p in zip(raw, plain) if p is None]
+    if len(others) == len(raw):
+        parsed = iter(validate(MESSAGES, raw, NAME))
+    else:
+        try:
+            parsed = iter(MESSAGES.validate_python(others))
+        except pydantic.ValidationError:  # located in the whole input (its plain items are valid)
+            validate(MESSAGES, raw, NAME)
+            raise
     reader = _Reader()
     groups: list[list[_Part]] = []
-    for index, (m, r) in enumerate(zip(parsed, raw)):
-        part = reader.part(m, r, index)
+    for index, (p, r) in enumerate(zip(plain, raw)):
+        part = reader.part(next(parsed), r, index) if p is None else reader.lean(p, index)
         if groups and _merges(groups[-1][-1], part):
             groups[-1].append(part)
         else:
             groups.append([part])
-    return [_message(group) for group in groups]
+    return [_plain_message(group) or _message([p.made() for p in group]) for group in groups]
+
+
+_TEXT_ROLES = frozenset({"system", "user", "assistant"})
+
+
+def _plain_item(item: Any) -> Plain | None:
+    """An item of one of qwen-agent's plain shapes as its message alone, read from the item itself: a
+    text (``{"role", "content"}``, not empty), a call (an assistant's ``{"role", "content": "", "function_call",
+    "extra": {"function_id"}}`` whose arguments parse to exactly their text) or a result (``{"role":
+    "function", "name", "content", "extra": {"function_id"}}``, an id not empty), every value a string;
+    None for any other."""
+    if item.__class__ is not dict or (text := item.get("content")).__class__ is not str:
+        return None
+    role = item.get("role")
+    if len(item) == 2 and role in _TEXT_ROLES:
+        return Plain(role, text, NAME) if text else None  # an empty one has no block: its message is not plain
+    extra = item.get("extra")
+    if len(item) != 4 or extra.__class__ is not dict or len(extra) != 1 \
+            or (call_id := extra.get("function_id")).__class__ is not str:
+        return None
+    if role == "function" and (name := item.get("name")).__class__ is str and call_id:  # else one is made up
+        return Plain("tool", text, NAME, (Result(call_id),), name)
+    call = item.get("function_call")
+    if role != "assistant" or text or call.__class__ is not dict or len(call) != 2:
+        return None
+    name, arguments = call.get("name"), call.get("arguments")
+    if name.__class__ is not str or arguments.__class__ is not str or not bare_arguments(arguments):
+        return None
+    return Plain("assistant", None, NAME, (Call(call_id, name, arguments),))
+
+
+def _plain_message(group: list[_Part]) -> Plain | None:
+    """The message of a group of plain parts, where it is a plain one: a part alone, or an assistant's
+    calls after a text or not (qwen-agent's own split of a turn, noted nowhere); else None."""
+    first = group[0].plain
+    if first is None or len(group) == 1:
+        return first
+    calls = [p.plain.content[0] for p in group[1:] if p.plain is not None and p.plain.content]
+    if len(calls) < len(group) - 1 or first.role != "assistant":
+        return None  # a text after a call, or texts one after another: their split is noted
+    return Plain("assistant", first.text, NAME, (*first.content, *calls))  # type: ignore[arg-type]
 
 
 _ROLES = frozenset({"system", "user", "assistant", "function"})
@@ -372,4 +453,4 @@ def looks_like(data: Any) -> bool:
 
 from ._qwen_write import TAKES_PLAIN, from_canonical  # noqa: E402  (the writer imports the names above)
 
-__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical"]
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical", "to_writable"]

@@ -1,0 +1,100 @@
+"""A conversion reads a format's plain items as ``lean.Plain`` (its ``to_writable``), not canonical
+messages: the very same messages once made canonical, the very same output and losses in every target,
+the very same errors, as its ``to_canonical`` (the source models' path) gives."""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from store.errors import ConvstoreError
+from store.formats import FORMATS, Loss, convert, read, write
+from store.lean import Plain, canonical
+from tests.test_lean import _arguments, _id, _text
+from tests.test_lean import _conversation as _openai_items
+
+READERS = [name for name, fmt in FORMATS.items() if fmt.to_writable is not None]
+TARGETS = [name for name, fmt in FORMATS.items() if fmt.takes_plain]
+
+_name = st.sampled_from(["f", "g", ""])
+_extra = st.one_of(st.just({}), st.fixed_dictionaries({"note": _text}))
+_qwen_item = st.one_of(
+    st.builds(lambda r, c: {"role": r, "content": c}, st.sampled_from(["system", "user", "assistant"]), _text),
+    st.builds(lambda r, c, more: {"role": r, "content": c, **more}, st.sampled_from(["user", "assistant", "function"]),
+              st.one_of(st.none(), _text), st.dictionaries(st.sampled_from(["name", "x", "reasoning_content"]), _text,
+                                                           max_size=2)),
+    st.builds(lambda c, n, a, i, e: {"role": "assistant", "content": c, "function_call": {"name": n, "arguments": a},
+                                     "extra": {"function_id": i, **e}},
+              st.sampled_from(["", "hi"]), _name, _arguments, _id, _extra),
+    st.builds(lambda n, a: {"role": "assistant", "content": "", "function_call": {"name": n, "arguments": a}},
+              _name, _arguments),  # no id: one is made up, and answered by name
+    st.builds(lambda n, c, i, e: {"role": "function", "name": n, "content": c, "extra": {"function_id": i, **e}},
+              st.one_of(st.none(), _name), _text, _id, _extra),
+    st.builds(lambda n, c: {"role": "function", "name": n, "content": c}, _name, _text),
+    st.builds(lambda c: {"role": "user", "content": [{"text": c}]}, _text),
+    st.sampled_from([{"role": "bogus", "content": "x"}, {"role": "user", "content": 7}, {"role": "assistant"},
+                     {"role": "function", "name": "f", "content": "x", "extra": {"function_id": 7}}]),
+)
+_ITEMS = {"qwen": st.lists(_qwen_item, max_size=10)}
+
+
+def _written(items: Any, fmt: str) -> Any:
+    """Items as ``fmt`` writes an OpenAI conversation (what an agent on that framework holds); None
+    where the conversation cannot be read."""
+    try:
+        return convert(items, from_="openai", to=fmt)
+    except ConvstoreError:
+        return None
+
+
+def _sources(fmt: str) -> st.SearchStrategy[Any]:
+    return st.one_of(_ITEMS[fmt], _openai_items.map(lambda items: _written(items, fmt)).filter(bool))
+
+
+def _same_error(exc: ConvstoreError, fn: Any) -> None:
+    with pytest.raises(type(exc), match="^" + re.escape(str(exc)) + "$"):
+        fn()
+
+
+@pytest.mark.parametrize("fmt", READERS)
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_plain_items_read_as_the_canonical_path_reads_them(fmt, data):
+    items = data.draw(_sources(fmt))
+    module = FORMATS[fmt]
+    try:
+        expected = module.to_canonical(copy.deepcopy(items))
+    except ConvstoreError as exc:
+        _same_error(exc, lambda: module.to_writable(copy.deepcopy(items)))
+        return
+    assert canonical(module.to_writable(copy.deepcopy(items))) == expected
+
+
+@pytest.mark.parametrize("fmt", READERS)
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), target=st.sampled_from(TARGETS))
+def test_a_conversion_from_plain_items_writes_what_the_canonical_path_would(fmt, data, target):
+    items = data.draw(_sources(fmt))
+    try:
+        expected = write(read(copy.deepcopy(items), fmt), target)
+    except ConvstoreError as exc:
+        _same_error(exc, lambda: convert(copy.deepcopy(items), from_=fmt, to=target))
+        return
+    losses: list[Loss] = []
+    assert convert(copy.deepcopy(items), from_=fmt, to=target, on_loss=losses.append) == expected[0]
+    assert losses == list(expected[1])
+
+
+@pytest.mark.parametrize("fmt", READERS)
+def test_an_agents_conversation_is_read_mostly_as_plain_messages(fmt):
+    """The fast path is taken: most of an agent's messages (texts, calls, results) are plain ones."""
+    from benchmarks.workload import conversation
+
+    msgs = FORMATS[fmt].to_writable(convert(conversation(200), from_="openai", to=fmt))
+    assert sum(m.__class__ is Plain for m in msgs) > 0.6 * len(msgs)
+    assert canonical(msgs) == read(convert(conversation(200), from_="openai", to=fmt), fmt)
