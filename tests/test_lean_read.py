@@ -40,7 +40,29 @@ _qwen_item = st.one_of(
     st.sampled_from([{"role": "bogus", "content": "x"}, {"role": "user", "content": 7}, {"role": "assistant"},
                      {"role": "function", "name": "f", "content": "x", "extra": {"function_id": 7}}]),
 )
-_ITEMS = {"qwen": st.lists(_qwen_item, max_size=10)}
+_SHAPE = {"system": {}, "user": {"tool_call_id": None}, "assistant": {"model": None, "tool_calls": None}}
+
+
+def _docent(role: str, content: Any, **more: Any) -> dict[str, Any]:
+    return {"id": None, "content": content, "role": role, "metadata": None, **_SHAPE.get(role, {}), **more}
+
+
+_docent_call = st.builds(lambda i, n: {"id": i, "function": n, "arguments": {}, "type": None, "parse_error": None},
+                         _id, _name)
+_docent_item = st.one_of(
+    st.builds(_docent, st.sampled_from(["system", "user", "assistant"]), _text),
+    st.builds(lambda r, c, more: {**_docent(r, c), **more}, st.sampled_from(["system", "user", "assistant"]), _text,
+              st.dictionaries(st.sampled_from(["id", "metadata", "model", "x"]),
+                              st.one_of(st.just({}), st.just("m"), st.none()), max_size=2)),
+    st.builds(lambda c, calls: _docent("assistant", c, tool_calls=calls), st.sampled_from(["", "hi"]),
+              st.lists(_docent_call, max_size=2)),
+    st.builds(lambda c, i, n, e: _docent("tool", c, tool_call_id=i, function=n, error=e), _text,
+              st.one_of(st.none(), _id), st.one_of(st.none(), _name), st.sampled_from([None, {"message": "x"}])),
+    st.builds(lambda c: _docent("user", [{"type": "text", "text": c}]), _text),
+    st.sampled_from([{"role": "bogus", "content": "x"}, _docent("user", 7), {"role": "tool"},
+                     _docent("tool", "x", tool_call_id=7, function=None, error=None)]),
+)
+_ITEMS = {"qwen": st.lists(_qwen_item, max_size=10), "docent": st.lists(_docent_item, max_size=10)}
 
 
 def _written(items: Any, fmt: str) -> Any:

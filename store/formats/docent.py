@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from ..errors import SchemaError
+from ..lean import Plain, Result, Writable, canonical
 from ..model import (
     BLOCK,
     Block,
@@ -226,6 +227,12 @@ class _Reader:
                       metadata=meta or {}, source_format=NAME, extras=_own(**notes))
         return msg, marks
 
+    def plain(self, msg: Plain) -> tuple[Plain, dict[str, Any]]:
+        """A message :func:`_plain_item` read, its result noted answered as :meth:`read` notes it."""
+        if msg.content:
+            self.unanswered.pop(msg.content[0].call_id, None)
+        return msg, {}
+
     def _result_in(self, m: ToolMessage, left: dict[str, Any] | None, index: int) -> Block:
         call_id, extras = m.tool_call_id, {}
         if call_id is None:  # pair with the oldest unanswered call of that function, as a reader would
@@ -290,37 +297,85 @@ def _has_warts(raw: list[dict[str, Any]]) -> bool:
 
 def to_canonical(data: Any) -> list[Message]:
     """Validate Docent chat messages and convert them to canonical ones."""
+    return _read(data, lean=False)  # type: ignore[return-value]
+
+
+def to_writable(data: Any) -> list[Writable]:
+    """:func:`to_canonical`, with a :class:`~store.lean.Plain` standing in for each message of a plain
+    item (a text; a result of its call's id), for a writer that takes them (``formats.convert``): read
+    from the item itself, whose plain types are its validation. A property test holds it to
+    :func:`to_canonical` (tests/test_lean_read.py)."""
+    return _read(data, lean=True)
+
+
+def _read(data: Any, lean: bool) -> list[Writable]:
     raw = message_list(data, NAME)
-    parsed = validate(MESSAGES, raw, NAME)
+    plain = [_plain_item(d) for d in raw] if lean else []
+    parsed = _validated(raw, plain)
     warts = _has_warts(raw)  # Docent's own messages with warts are written back as they came
     as_is = [warts] * len(raw)
-    read: list[tuple[int, Message, dict[str, Any]]] = []
+    read: list[tuple[int, Writable, dict[str, Any]]] = []
     index = join = 0
     try:
         if any(_marks_of(d) for d in raw):
-            expanded, as_is = [], []
+            expanded, as_is, plain = [], [], []
             for index, d in enumerate(raw):
                 parts = _undo(d)
                 expanded.extend(parts)
                 as_is.extend([warts and _marks_of(d) is None] * len(parts))  # convstore's reshaping: not
             index = 0
             parsed = validate(MESSAGES, expanded, NAME)
-        reader = _Reader()
-        for index, m in enumerate(parsed):
-            msg, marks = reader.read(m, index, as_is[index])
+        elif warts and any(plain):  # each message notes the warts: none is plain
+            parsed, plain = validate(MESSAGES, raw, NAME), []
+        reader, made = _Reader(), iter(parsed)
+        for index, stood in enumerate(plain or [None] * len(as_is)):
+            msg, marks = reader.read(next(made), index, as_is[index]) if stood is None else reader.plain(stood)
             if join and msg.role == "tool" and read[-1][1].role == "tool":
-                read[-1][1].content.extend(msg.content)  # one canonical tool message, split on export
-                join -= 1
+                read[-1][1].content.extend(canonical([msg])[0].content)  # type: ignore[arg-type]
+                join -= 1  # one canonical tool message, split on export
                 continue
             join = marks.get("join", 0)
             read.append((index, msg, marks))
         out = []
         for index, msg, marks in read:
-            out.append(restore(msg, marks) if marks.keys() & _RESTORED else msg)
+            out.append(restore(msg, marks) if marks.keys() & _RESTORED else msg)  # type: ignore[arg-type]
         return out
     except _BAD_NOTES as exc:  # hand-edited convstore notes: the input's fault
         problem = (index, f"metadata.{CARRY_KEY}", f"malformed convstore notes ({exc})")
         raise SchemaError(NAME, [problem]) from None
+
+
+def _validated(raw: list[Any], plain: list[Plain | None]) -> list[Any]:
+    """The source models of the items not read as plain ones (all of ``raw`` without ``plain``)."""
+    if not any(plain):
+        return validate(MESSAGES, raw, NAME)  # type: ignore[no-any-return]
+    try:
+        return MESSAGES.validate_python([d for d, p in zip(raw, plain) if p is None])
+    except ValidationError:  # located in the whole input (its plain items are valid)
+        validate(MESSAGES, raw, NAME)
+        raise
+
+
+_NULLS = {role: ("id", "metadata", *shape) for role, shape in _SHAPE.items()}
+
+
+def _plain_item(d: Any) -> Plain | None:
+    """An item as ``model_dump`` writes a text (not empty) or a result of its call's id (and its
+    function's name, or null) as its message, read from the item itself; None for any other."""
+    if d.__class__ is not dict or (text := d.get("content")).__class__ is not str \
+            or (role := d.get("role")).__class__ is not str or role not in _NULLS:
+        return None
+    nulls = _NULLS[role]
+    if role == "tool":
+        nulls = nulls[:2] + nulls[4:]  # not the call's id nor the function
+        call_id, name = d.get("tool_call_id"), d.get("function")
+        if call_id.__class__ is not str or not (name is None or name.__class__ is str):
+            return None
+    elif not text:
+        return None  # an empty text has no block
+    if len(d) != len(_NULLS[role]) + 2 or any(d.get(key, 0) is not None for key in nulls):
+        return None
+    return Plain("tool", text, NAME, (Result(call_id),), name) if role == "tool" else Plain(role, text, NAME)
 
 
 _KEYS = frozenset({"id", "content", "role", "metadata", "tool_call_id", "model", "tool_calls", "function",
@@ -354,4 +409,4 @@ def _docent_only(m: dict[str, Any]) -> bool:
 # the writer imports the names above; _has_warts runs its _Arranger
 from ._docent_write import TAKES_PLAIN, _Arranger, _Out, from_canonical  # noqa: E402
 
-__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical"]
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical", "to_writable"]
