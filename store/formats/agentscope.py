@@ -251,13 +251,19 @@ def _patched(blocks: list[Block], patches: Any, index: int) -> list[Block]:
     return out
 
 
+_STAND_INS = frozenset({"name", "source_role", "created_at"})
+"""Fields a written message holds a stand-in for (a name, a role, a time), null by default."""
+
+
 def _restored(message: Message, payload: dict[str, Any], index: int) -> Message:
     """``message`` with the fields an export carried; a carried name, role name or time
     wins over what the written message said (it was a stand-in)."""
     carried = {k: v for k, v in payload.items() if k not in ("patch", "continues")}
     if not carried:
         return message
-    base = message.model_copy(update={k: None for k in ("name", "source_role", "created_at") if k in carried})
+    base = message.model_copy(update={k: None for k in _STAND_INS if k in carried})
+    if carried.keys() <= _STAND_INS and all(value is None for value in carried.values()):
+        return base  # what restore gives: fields set to null, their default (an unnamed message's name)
     try:
         extras = carried.get("extras")
         if isinstance(extras, dict) and isinstance(extras.get(NAME), dict) and NAME in message.extras:
