@@ -310,25 +310,26 @@ def to_writable(data: Any) -> list[Writable]:
 
 def _read(data: Any, lean: bool) -> list[Writable]:
     raw = message_list(data, NAME)
-    plain = [_plain_item(d) for d in raw] if lean else []
+    plain = [_plain_item(d) for d in raw] if lean else [None] * len(raw)
     parsed = _validated(raw, plain)
     warts = _has_warts(raw)  # Docent's own messages with warts are written back as they came
+    if warts and any(plain):  # each message then notes the warts: none is plain
+        plain, parsed = [None] * len(raw), validate(MESSAGES, raw, NAME)
     as_is = [warts] * len(raw)
     read: list[tuple[int, Writable, dict[str, Any]]] = []
     index = join = 0
     try:
         if any(_marks_of(d) for d in raw):
-            expanded, as_is, plain = [], [], []
-            for index, d in enumerate(raw):
-                parts = _undo(d)
+            expanded, as_is, kept = [], [], []
+            for index, (d, stood) in enumerate(zip(raw, plain)):
+                parts = _undo(d)  # a plain item's is the item: it has no notes
                 expanded.extend(parts)
                 as_is.extend([warts and _marks_of(d) is None] * len(parts))  # convstore's reshaping: not
-            index = 0
-            parsed = validate(MESSAGES, expanded, NAME)
-        elif warts and any(plain):  # each message notes the warts: none is plain
-            parsed, plain = validate(MESSAGES, raw, NAME), []
+                kept.extend([stood] if stood is not None else [None] * len(parts))
+            index, plain = 0, kept
+            parsed = _validated(expanded, plain)
         reader, made = _Reader(), iter(parsed)
-        for index, stood in enumerate(plain or [None] * len(as_is)):
+        for index, stood in enumerate(plain):
             msg, marks = reader.read(next(made), index, as_is[index]) if stood is None else reader.plain(stood)
             if join and msg.role == "tool" and read[-1][1].role == "tool":
                 read[-1][1].content.extend(canonical([msg])[0].content)  # type: ignore[arg-type]

@@ -464,6 +464,8 @@ def looks_like(data: Any) -> bool:
 
 TAKES_PLAIN = True
 
+from ._openai_responses_lean import to_writable  # noqa: E402  (it reads with the reader above)
+
 
 def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages (plain ones among them: ``store.lean``) as Responses input items."""

@@ -1,0 +1,118 @@
+"""Responses items read for a writer that takes plain messages (``formats.convert``): ``to_writable``.
+
+An agent's items are mostly of four plain shapes, each its keys alone, every value a string: an
+easy user or system message (``{"role", "content"}``), an easy assistant message, a
+``function_call`` and a ``function_call_output``. Those are read from the items themselves (their
+plain types are their validation), without source models: a user's or system's message as a
+:class:`~store.lean.Plain`, a turn of calls alone (whose arguments parse to exactly their text) as
+one, the others as canonical fields validated in one call. Every other item takes the source
+models' path (``_Reader.item``). A property test holds the result to ``to_canonical``
+(tests/test_lean_read.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import SchemaError
+from ..lean import Call, Plain, Writable, bare_arguments
+from ..model import MESSAGES as CANONICAL
+from ._common import message_list, parse_json, validate
+from .openai_responses import ITEMS, NAME, _Reader
+
+def _plain_kind(item: Any) -> str | None:
+    """Which of the four plain shapes ``item`` has ("text", "assistant", "call", "output"), or None."""
+    if item.__class__ is not dict:
+        return None
+    kind = item.get("type")
+    if kind is None:
+        role = item.get("role")
+        if len(item) != 2 or item.get("content").__class__ is not str:
+            return None
+        if role == "user" or role == "system":
+            return "text"
+        return "assistant" if role == "assistant" and item["content"] else None  # an empty one is kept whole
+    if kind == "function_call":
+        keys = ("call_id", "name", "arguments")
+    elif kind == "function_call_output":
+        keys = ("call_id", "output")
+    else:
+        return None
+    if len(item) != len(keys) + 1 or any(item.get(key).__class__ is not str for key in keys):
+        return None
+    return "call" if kind == "function_call" else "output"
+
+
+class _LeanReader(_Reader):
+    """The reader whose assistant turns are canonical fields (a dict), holding :class:`Call` s
+    where a plain call was read (a turn of those alone is a :class:`Plain`, see :meth:`finished`)."""
+
+    def turn(self) -> list[Any]:
+        last = self.messages[-1] if self.messages else None
+        if last.__class__ is dict and last["role"] == "assistant":  # type: ignore[index]
+            return last["content"]  # type: ignore[index, no-any-return]
+        turn: dict[str, Any] = {"role": "assistant", "source_format": NAME, "content": []}
+        self.messages.append(turn)  # type: ignore[arg-type]
+        return turn["content"]  # type: ignore[no-any-return]
+
+    def plain(self, kind: str, item: dict[str, Any]) -> None:
+        """An item of a plain shape, read as ``item`` reads its model."""
+        if kind == "text":
+            self.messages.append(Plain(item["role"], item["content"], NAME))  # type: ignore[arg-type]
+        elif kind == "assistant":
+            self.turn().append({"kind": "text", "text": item["content"], "extras": {NAME: {"item": {}, "string": True}}})
+        elif kind == "call":
+            call_id, name, raw = item["call_id"], item["name"], item["arguments"]
+            self.calls[call_id] = (name, False)
+            self.turn().append(Call(call_id, name, raw) if bare_arguments(raw) else _call_fields(call_id, name, raw))
+        else:
+            known = self.calls.get(call_id := item["call_id"])
+            self.messages.append({"role": "tool", "source_format": NAME, "content": [  # type: ignore[arg-type]
+                {"kind": "tool_result", "call_id": call_id, "name": known[0] if known else None,
+                 "output": item["output"], "extras": {NAME: {"type": "function"}}}]})
+
+    def finished(self) -> list[Writable]:
+        """The messages read: canonical fields validated in one call, a turn of plain calls alone as
+        a :class:`Plain`."""
+        out: list[Any] = []
+        for msg in self.messages:
+            if msg.__class__ is dict and msg["role"] == "assistant":  # type: ignore[index]
+                content = msg["content"]  # type: ignore[index]
+                if all(block.__class__ is Call for block in content):
+                    out.append(Plain("assistant", None, NAME, tuple(content)))
+                    continue
+                msg["content"] = [_call_fields(*b[:3]) if b.__class__ is Call else b for b in content]  # type: ignore[index]
+            out.append(msg)
+        made = iter(CANONICAL.validate_python([msg for msg in out if msg.__class__ is dict]))
+        return [next(made) if msg.__class__ is dict else msg for msg in out]
+
+
+def _call_fields(call_id: str, name: str, raw: str) -> dict[str, Any]:
+    arguments, error = parse_json(raw)
+    return {"kind": "tool_call", "call_id": call_id, "name": name, "arguments": arguments, "arguments_raw": raw,
+            "parse_error": error}
+
+
+def to_writable(data: Any) -> list[Writable]:
+    """``to_canonical``, with :class:`~store.lean.Plain` messages standing in for a user's or system's
+    easy message and for a turn of plain calls alone, for a writer that takes them."""
+    raw = message_list(data, NAME)
+    bad = [(i, "", f"expected an item object, got {type(m).__name__}")
+           for i, m in enumerate(raw) if not isinstance(m, dict)]
+    if bad:
+        raise SchemaError(NAME, bad)
+    kinds = [_plain_kind(item) for item in raw]
+    try:
+        parsed = iter(ITEMS.validate_python([item for item, kind in zip(raw, kinds) if kind is None]))
+    except ValidationError:  # located in the whole input (its plain items are valid)
+        validate(ITEMS, raw, NAME)
+        raise
+    reader = _LeanReader()
+    for item, kind in zip(raw, kinds):
+        if kind is None:
+            reader.item(next(parsed))
+        else:
+            reader.plain(kind, item)
+    return reader.finished()
