@@ -352,8 +352,9 @@ def _apply(msg: Message, payload: dict[str, Any]) -> Message:
     if "as_role" in payload:
         update["role"] = payload["as_role"]
     patches = payload.get("block_patch") or {}
-    if not patches and not update:
-        return msg
+    if not patches and "role" not in update:
+        # only fields set to null (an unnamed message's name): nothing to validate again
+        return msg.model_copy(update=update) if update else msg
     content = list(msg.content)
     for pos, patch in patches.items():
         content[int(pos)] = BLOCK.validate_python({**content[int(pos)].model_dump(), **patch})
