@@ -138,3 +138,14 @@ def test_an_agents_conversation_is_read_mostly_as_plain_messages(fmt):
     msgs = FORMATS[fmt].to_writable(convert(conversation(2000), from_="openai", to=fmt))
     assert sum(m.__class__ is Plain for m in msgs) > 0.3 * len(msgs)
     assert canonical(msgs) == read(convert(conversation(2000), from_="openai", to=fmt), fmt)
+
+
+def test_a_bad_carried_field_fails_as_the_message_alone_would():
+    """AutoGen's messages are validated in one call: the error is still the message's own."""
+    import json
+
+    items = [{"source": "a", "models_usage": None, "metadata": {}, "content": "fine", "type": "TextMessage"},
+             {"source": "a", "models_usage": None, "content": "x", "type": "TextMessage",
+              "metadata": {"convstore": json.dumps({"autogen": {"role": "bogus"}})}}]
+    with pytest.raises(ConvstoreError, match="^cannot read autogen input: 1 validation error for Message role "):
+        read(items, "autogen")

@@ -21,10 +21,11 @@ from datetime import datetime
 from typing import Annotated, Any, Literal, Union
 
 import orjson
-from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag, TypeAdapter
+from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag, TypeAdapter, ValidationError
 
 from .. import exactjson
 from ..errors import SchemaError
+from ..model import MESSAGES as MESSAGES_OUT
 from ..model import (
     BLOCK,
     Block,
@@ -232,7 +233,7 @@ def _handoff_in(m: HandoffMessage) -> list[Block]:
 
 
 _BLOCKS_IN: dict[type, Any] = {  # class -> its canonical blocks
-    TextMessage: lambda m: [TextBlock(text=m.content)],
+    TextMessage: lambda m: [{"kind": "text", "text": m.content}],  # fields: validated with its message
     StopMessage: lambda m: [TextBlock(text=m.content)],
     ThoughtEvent: lambda m: [ReasoningBlock(text=m.content)],
     MultiModalMessage: lambda m: [TextBlock(text=p) if isinstance(p, str) else core.image_in(p, NAME)
@@ -306,10 +307,11 @@ def _message_in(m: Any, raw: Any) -> tuple[dict[str, Any], dict[str, Any] | None
     return fields, payload
 
 
-def _apply(fields: dict[str, Any], payload: dict[str, Any] | None) -> Message:
-    """The canonical message, with what an earlier export carried in ``metadata["convstore"]``."""
+def _apply(fields: dict[str, Any], payload: dict[str, Any] | None) -> Message | dict[str, Any]:
+    """The canonical message, with what an earlier export carried in ``metadata["convstore"]``: its
+    fields, where only this format's own notes were carried (validated with the others, in one call)."""
     if payload is None:
-        return Message(**fields)
+        return fields
     own = payload.get(_OWN) or {}
     if own.get("synth"):
         synth = set(own["synth"])
@@ -320,6 +322,8 @@ def _apply(fields: dict[str, Any], payload: dict[str, Any] | None) -> Message:
         fields["name"] = None
     if "usage" in own:
         fields["usage"] = Usage.model_validate(own["usage"])
+    if not own.get("patch") and not payload.keys() - {_OWN}:
+        return fields
     message = Message(**fields)
     if payload.keys() - {_OWN}:
         message = restore(message, payload)
@@ -357,7 +361,19 @@ def to_canonical(data: Any) -> list[Message]:
             merged[-1][0]["content"] += fields["content"]  # a canonical message split on export
             continue
         merged.append((fields, payload))
-    return [_apply(fields, payload) for fields, payload in merged]
+    return _made([_apply(fields, payload) for fields, payload in merged])
+
+
+def _made(read: list[Message | dict[str, Any]]) -> list[Message]:
+    """The messages read, those given as fields validated in one call."""
+    fields = [m for m in read if m.__class__ is dict]
+    try:
+        made = iter(MESSAGES_OUT.validate_python(fields))
+    except ValidationError:  # the first message at fault raises, as it would alone
+        for one in fields:
+            Message(**one)  # type: ignore[arg-type]
+        raise
+    return [next(made) if m.__class__ is dict else m for m in read]  # type: ignore[misc]
 
 
 def looks_like(data: Any) -> bool:
