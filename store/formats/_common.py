@@ -239,12 +239,44 @@ def _defaults(model: type[pydantic.BaseModel]) -> dict[str, Any]:
     return {name: f.get_default(call_default_factory=True) for name, f in model.model_fields.items()}
 
 
+def _bag(value: Any) -> bool:
+    return value.__class__ is dict and all(key.__class__ is str for key in value)
+
+
+def _text(value: Any) -> bool:
+    return value is None or value.__class__ is str
+
+
+def _no(value: Any) -> bool:
+    return False
+
+
+def _merged(carried: Any, current: Any) -> Any:
+    """A carried field's value beside the message's: dicts merged, the message's own winning."""
+    if carried.__class__ is dict:
+        return {**carried, **current}
+    return carried if current is None else current
+
+
+_BAGS: dict[str, Callable[[Any], bool]] = {
+    "extras": _bag, "metadata": _bag, "source_role": _text, "name": _text, "source_format": _text,
+    "source_type": _text, "external_id": _text, "model": _text}
+"""The message fields a payload may bring back without validating the message again, and how each
+value is checked instead: dicts of any values, strings (or null)."""
+
+
 def restore(message: Any, carried: Any) -> Any:
     """``message`` with the fields a :func:`carry` payload brought back (the payload wins
     over defaults, never over what the target's own fields said)."""
     if not isinstance(carried, dict):
         return message
     from ..model import BLOCK, Message  # local: the model imports nothing from here
+
+    if all(_BAGS.get(key, _no)(value) for key, value in carried.items() if key in Message.model_fields) \
+            and "blocks" not in carried:
+        # dicts of any values (another format's notes) and strings: the merge is the whole validation
+        return message.model_copy(update={key: _merged(value, getattr(message, key))
+                                          for key, value in carried.items() if key in _BAGS and value is not None})
 
     fields = {k: v for k, v in carried.items() if k != "blocks" and k in Message.model_fields}
     current = message.model_dump(exclude_defaults=True)
