@@ -462,14 +462,16 @@ _CONTENT_KEYS = frozenset({
 def _strays(m: AFMessage, index: int) -> list[tuple[int, str, str]]:
     """Keys of message ``m`` and of its release-shaped contents that agent-framework refuses."""
     found = [(index, key, "agent-framework messages have no such key (text goes in contents)")
-             for key in (m.model_extra or {}).keys() - _MESSAGE_KEYS]
-    todo = [(f"contents[{i}]", c) for i, c in enumerate(m.contents if isinstance(m.contents, list) else ())]
-    while todo:
-        path, c = todo.pop(0)
-        if isinstance(c, _Content):
-            found += [(index, f"{path}.{key}", "agent-framework contents have no such key")
-                      for key in sorted((c.model_extra or {}).keys() - _CONTENT_KEYS)]
-            todo += [(f"{path}.items[{i}]", item) for i, item in enumerate(getattr(c, "items", None) or ())]
+             for key in (m.__pydantic_extra__ or {}).keys() - _MESSAGE_KEYS]
+    todo = [("contents", i, c) for i, c in enumerate(m.contents if isinstance(m.contents, list) else ())]
+    for where, i, c in todo:  # breadth first: a content's items after its siblings
+        if not isinstance(c, _Content):
+            continue
+        extra, items = c.__pydantic_extra__, c.__dict__.get("items")  # no model attribute lookups: faster
+        if extra and (odd := extra.keys() - _CONTENT_KEYS):
+            found += [(index, f"{where}[{i}].{key}", "agent-framework contents have no such key") for key in sorted(odd)]
+        if items:
+            todo += [(f"{where}[{i}].items", k, item) for k, item in enumerate(items)]
     return found
 
 
