@@ -79,7 +79,37 @@ _responses_item = st.one_of(
                      {"role": "bogus", "content": "x"}, {"type": "web_search_call", "id": "ws_1"},
                      {"type": "function_call_output", "call_id": "c", "output": None}, {"role": "user", "content": 7}]),
 )
-_ITEMS = {"qwen": st.lists(_qwen_item, max_size=10), "docent": st.lists(_docent_item, max_size=10),
+def _af(role: Any, contents: Any, **more: Any) -> dict[str, Any]:
+    return {"type": "message", "role": role, "contents": contents, "additional_properties": {}, **more}
+
+
+def _af_text(text: Any, **more: Any) -> dict[str, Any]:
+    return {"type": "text", "text": text, "additional_properties": {}, **more}
+
+
+_af_call = st.builds(lambda i, n, a, more: {"type": "function_call", "call_id": i, "name": n, "arguments": a,
+                                            "additional_properties": {}, **more},
+                     _id, _name, _arguments, st.sampled_from([{}, {"hosted": False}, {"hosted": True}, {"x": 1}]))
+_af_result = st.builds(
+    lambda i, t, r, items, more: {"type": "function_result", "call_id": i, "result": r(t), **items(t),
+                                  "additional_properties": {}, **more},
+    _id, _text, st.sampled_from([lambda t: t, lambda t: t + "!", lambda t: None, lambda t: {"a": t}]),
+    st.sampled_from([lambda t: {"items": [_af_text(t)]}, lambda t: {}, lambda t: {"items": []},
+                     lambda t: {"items": [_af_text(t), _af_text(t)]}]),
+    st.sampled_from([{}, {}, {"exception": "FunctionInvocationError"}]))
+_af_item = st.one_of(
+    st.builds(lambda r, t: _af(r, [_af_text(t)]), st.sampled_from(["system", "user", "assistant", "tool", "developer"]),
+              _text),
+    st.builds(lambda lead, calls: _af("assistant", lead + calls), st.lists(_text.map(_af_text), max_size=1),
+              st.lists(_af_call, min_size=1, max_size=2)),
+    st.builds(lambda r, res: _af(r, [res]), st.sampled_from(["tool", "tool", "user"]), _af_result),
+    st.builds(lambda t, more: _af("user", [_af_text(t)], **more), _text,
+              st.sampled_from([{"author_name": "ana"}, {"message_id": "m1"}, {"x_meta": 1}])),
+    st.builds(lambda t: {**_af("user", [_af_text(t)]), "additional_properties": {"k": "v"}}, _text),
+    st.sampled_from([_af("user", []), _af("user", "a string"), _af("user", [{"type": "bogus"}]), {"role": "user"},
+                     _af("tool", [{"type": "function_result", "call_id": 7}]), "a message"]),
+)
+_ITEMS = {"agent-framework": st.lists(_af_item, max_size=10), "qwen": st.lists(_qwen_item, max_size=10), "docent": st.lists(_docent_item, max_size=10),
           "openai-responses": st.lists(_responses_item, max_size=10)}
 
 

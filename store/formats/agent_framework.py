@@ -497,6 +497,7 @@ def looks_like(data: Any) -> bool:
     )
 
 
-from ._agent_framework_write import TAKES_PLAIN, from_canonical  # noqa: E402  (the writer imports the names above)
+from ._agent_framework_lean import to_writable  # noqa: E402
+from ._agent_framework_write import TAKES_PLAIN, from_canonical  # noqa: E402  (both import the names above)
 
-__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical"]
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical", "to_writable"]
