@@ -109,7 +109,22 @@ _af_item = st.one_of(
     st.sampled_from([_af("user", []), _af("user", "a string"), _af("user", [{"type": "bogus"}]), {"role": "user"},
                      _af("tool", [{"type": "function_result", "call_id": 7}]), "a message"]),
 )
-_ITEMS = {"agent-framework": st.lists(_af_item, max_size=10), "qwen": st.lists(_qwen_item, max_size=10), "docent": st.lists(_docent_item, max_size=10),
+_anthropic_item = st.one_of(
+    st.builds(lambda r, t: {"role": r, "content": t}, st.sampled_from(["user", "assistant", "user"]), _text),
+    st.builds(lambda t: {"role": "user", "content": [{"type": "text", "text": t}]}, _text),
+    st.builds(lambda i, n: {"role": "assistant", "content": [{"type": "tool_use", "id": i, "name": n, "input": {}}]},
+              _id, _name),
+    st.builds(lambda i, t: {"role": "user", "content": [{"type": "tool_result", "tool_use_id": i, "content": t}]},
+              _id, _text),
+    st.builds(lambda t: {"role": "user", "content": t, "x": 1}, _text),
+    st.sampled_from([{"role": "bogus", "content": "x"}, {"role": "user", "content": 7}, {"role": "user"}]),
+)
+_ITEMS = {"anthropic": st.one_of(st.lists(_anthropic_item, max_size=10),
+                                 st.builds(lambda s, m: {"system": s, "messages": m}, _text,
+                                           st.lists(_anthropic_item, max_size=8)),
+                                 st.builds(lambda m: {"system": "s", "messages": m, "max_tokens": 5},
+                                           st.lists(_anthropic_item, max_size=8))),
+          "agent-framework": st.lists(_af_item, max_size=10), "qwen": st.lists(_qwen_item, max_size=10), "docent": st.lists(_docent_item, max_size=10),
           "openai-responses": st.lists(_responses_item, max_size=10)}
 
 

@@ -30,8 +30,10 @@ from __future__ import annotations
 from itertools import groupby
 from typing import Annotated, Any, Literal, Union, get_args
 
+import pydantic
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
 
+from ..lean import Plain, Writable, canonical
 from ..model import (
     Block, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock,
@@ -268,23 +270,55 @@ class _Reader:
 def to_canonical(data: Any) -> list[Message]:
     """Validate an Anthropic request (``{"system", "messages", ...}``) or a bare list of
     messages and convert it to canonical messages."""
+    return _read(data, lean=False)  # type: ignore[return-value]
+
+
+def to_writable(data: Any) -> list[Writable]:
+    """:func:`to_canonical`, with a :class:`~store.lean.Plain` standing in for each message of a text
+    (``{"role", "content"}``, a string), for a writer that takes them (``formats.convert``): read
+    from the item itself, whose plain types are its validation. A property test holds it to
+    :func:`to_canonical` (tests/test_lean_read.py)."""
+    return _read(data, lean=True)
+
+
+def _plain_text(m: Any) -> Plain | None:
+    if m.__class__ is dict and len(m) == 2 and (text := m.get("content")).__class__ is str \
+            and (role := m.get("role")) in ("user", "assistant"):
+        return Plain(role, text, NAME)
+    return None
+
+
+def _read(data: Any, lean: bool) -> list[Writable]:
     messages = message_list(data, NAME)
     request = None
     if isinstance(data, dict):
         request = validate(REQUEST, {k: v for k, v in data.items() if k != "messages"}, NAME)
-    parsed = validate(MESSAGES, messages, NAME)
-    out: list[Message] = []
+    plain = [_plain_text(m) for m in messages] if lean else [None] * len(messages)
+    try:
+        parsed = iter(MESSAGES.validate_python([m for m, p in zip(messages, plain) if p is None]))
+    except pydantic.ValidationError:  # located in the whole input (its plain items are valid)
+        validate(MESSAGES, messages, NAME)
+        raise
+    out: list[Writable] = []
     if request is not None and "system" in request.model_fields_set:
         system = request.system
         blocks = [TextBlock(text=system)] if isinstance(system, str) else [_part_in(p) for p in system]
         out.append(Message(role="system", content=blocks, source_format=NAME,
                            extras={} if isinstance(system, str) else {NAME: {"content": "list"}}))
     reader = _Reader()
-    for m in parsed:
-        out.extend(reader.message(m))
+    for p in plain:
+        if p is None:
+            out.extend(reader.message(next(parsed)))
+        elif p.role == reader.previous:  # a second message of a role in a row: noted, not plain
+            out.append(Message(role=p.role, content=[TextBlock(text=p.text)], source_format=NAME,
+                               extras={NAME: {"separate": True}}))
+        else:
+            reader.previous = p.role
+            out.append(p)
     if out and (request is None or request.model_extra):
         wrapper = {"form": "list"} if request is None else {"request": request.model_extra}
-        out[0].extras.setdefault(NAME, {}).update(wrapper)
+        out[0] = canonical(out[:1])[0]
+        out[0].extras.setdefault(NAME, {}).update(wrapper)  # type: ignore[union-attr]
     return out
 
 
@@ -315,4 +349,4 @@ def looks_like(data: Any) -> bool:
 
 from ._anthropic_write import TAKES_PLAIN, from_canonical  # noqa: E402  (the writer imports the names above)
 
-__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical"]
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical", "to_writable"]
