@@ -27,9 +27,11 @@ from collections.abc import Iterable, Iterator
 from itertools import groupby
 from typing import Any, Literal
 
+import pydantic
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from ..errors import SchemaError
+from ..lean import Plain, Writable, canonical
 from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock,
     TextBlock, ToolCallBlock, ToolResultBlock, VideoBlock,
@@ -258,6 +260,29 @@ def _system_in(system: str | SystemInstruction) -> Message:
 def to_canonical(data: Any) -> list[Message]:
     """Validate Gemini contents (``{"system_instruction"?, "contents", ...}`` or a bare list)
     and convert them to canonical messages."""
+    return _read(data, lean=False)  # type: ignore[return-value]
+
+
+def to_writable(data: Any) -> list[Writable]:
+    """:func:`to_canonical`, with a :class:`~store.lean.Plain` standing in for each content of one text
+    part (``{"role", "parts": [{"text"}]}``), for a writer that takes them (``formats.convert``): read
+    from the item itself, whose plain types are its validation. A property test holds it to
+    :func:`to_canonical` (tests/test_lean_read.py)."""
+    return _read(data, lean=True)
+
+
+_PLAIN_ROLES = {"user": "user", "model": "assistant"}
+
+
+def _plain_text(c: Any) -> Plain | None:
+    if c.__class__ is dict and len(c) == 2 and (parts := c.get("parts")).__class__ is list and len(parts) == 1 \
+            and (part := parts[0]).__class__ is dict and len(part) == 1 and (text := part.get("text")).__class__ is str \
+            and (role := _PLAIN_ROLES.get(c.get("role"))) is not None:  # type: ignore[arg-type]
+        return Plain(role, text, NAME)
+    return None
+
+
+def _read(data: Any, lean: bool) -> list[Writable]:
     if isinstance(data, dict) and isinstance(data.get("contents"), list):
         request = validate(REQUEST, {k: v for k, v in data.items() if k != "contents"}, NAME)
         contents = data["contents"]
@@ -266,13 +291,22 @@ def to_canonical(data: Any) -> list[Message]:
     else:
         raise SchemaError(NAME, [(None, "", f"expected a list of contents or an object with a contents list, "
                                             f"got {type(data).__name__}")])
-    out = [_system_in(request.system_instruction)] if request and request.system_instruction is not None else []
+    plain = [_plain_text(c) if c.__class__ is dict and c.get("role").__class__ is str else None for c in contents] \
+        if lean else [None] * len(contents)
+    try:
+        parsed = iter(CONTENTS.validate_python([c for c, p in zip(contents, plain) if p is None]))
+    except pydantic.ValidationError:  # located in the whole input (its plain items are valid)
+        validate(CONTENTS, contents, NAME)
+        raise
+    out: list[Writable] = [_system_in(request.system_instruction)] \
+        if request and request.system_instruction is not None else []
     reader = _Reader()
-    for index, c in enumerate(validate(CONTENTS, contents, NAME)):
-        out.extend(reader.content(c, index))
+    for index, p in enumerate(plain):
+        out.extend(reader.content(next(parsed), index) if p is None else (p,))
     if out and (request is None or request.model_extra):
         wrapper = {"form": "list"} if request is None else {"request": request.model_extra}
-        out[0].extras.setdefault(NAME, {}).update(wrapper)
+        out[0] = canonical(out[:1])[0]
+        out[0].extras.setdefault(NAME, {}).update(wrapper)  # type: ignore[union-attr]
     return out
 
 
