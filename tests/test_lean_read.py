@@ -132,7 +132,28 @@ _gemini_item = st.one_of(
     st.builds(lambda t: {"parts": [{"text": t}]}, _text),
     st.sampled_from([{"role": "user", "parts": "x"}, {"role": "user", "parts": [{"text": 7}]}, "content"]),
 )
-_ITEMS = {"gemini": st.one_of(st.lists(_gemini_item, max_size=10),
+_otel_item = st.one_of(
+    st.builds(lambda r, t: {"role": r, "parts": [{"type": "text", "content": t}]},
+              st.sampled_from(["system", "user", "assistant", "tool", "developer"]), _text),
+    st.builds(lambda i, t: {"role": "tool", "parts": [{"type": "tool_call_response", "id": i, "response": t}]},
+              st.one_of(st.none(), _id), st.one_of(_text, st.just({"a": 1}))),
+    st.builds(lambda i, n: {"role": "assistant", "parts": [{"type": "tool_call", "id": i, "name": n, "arguments": {}}]},
+              st.one_of(st.none(), _id), _name),
+    st.builds(lambda t: {"role": "tool", "parts": [{"type": "tool_call_response", "response": t}]}, _text),
+    st.builds(lambda t, more: {"role": "user", "parts": [{"type": "text", "content": t}], **more}, _text,
+              st.sampled_from([{"name": "ana"}, {"finish_reason": "stop"}])),
+    st.sampled_from([{"role": "user", "parts": [{"type": "text", "content": 7}]}, {"role": "user"}, "message"]),
+)
+_otel_messages = st.lists(_otel_item, max_size=8)
+_ITEMS = {"otel-genai": st.one_of(
+    _otel_messages,
+    st.builds(lambda s, i, o: {"system_instructions": s, "input_messages": i, "output_messages": o},
+              st.just([{"type": "text", "content": "be brief"}]), _otel_messages,
+              st.lists(st.builds(lambda t: {"role": "assistant", "parts": [{"type": "text", "content": t}],
+                                            "finish_reason": "stop"}, _text), max_size=2)),
+    st.builds(lambda i, more: {"input_messages": i, **more}, _otel_messages,
+              st.sampled_from([{}, {"gen_ai.request.model": "m"}, {"output_messages": "bad"}]))),
+          "gemini": st.one_of(st.lists(_gemini_item, max_size=10),
                               st.builds(lambda s, c: {"system_instruction": s, "contents": c},
                                         st.one_of(_text, st.just({"parts": [{"text": "s"}]})),
                                         st.lists(_gemini_item, max_size=8)),

@@ -38,9 +38,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Literal, Union, get_args
 
+import pydantic
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
 
 from ..errors import SchemaError
+from ..lean import Plain, Result, Writable, canonical
 from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock,
     TextBlock, ToolCallBlock, ToolResultBlock, VideoBlock,
@@ -298,24 +300,89 @@ def _system_in(parts: list[BaseModel], reader: _Reader) -> Message:
 def to_canonical(data: Any) -> list[Message]:
     """Validate ``{"system_instructions"?, "input_messages"?, "output_messages"?, ...}`` or a bare
     list of messages and convert them to canonical messages."""
+    return _read(data, lean=False)  # type: ignore[return-value]
+
+
+def to_writable(data: Any) -> list[Writable]:
+    """:func:`to_canonical`, with a :class:`~store.lean.Plain` standing in for each input message of one
+    text part, or of one response (a string) to a call of its id, for a writer that takes them
+    (``formats.convert``): read from the item itself, whose plain types are its validation. A
+    property test holds it to :func:`to_canonical` (tests/test_lean_read.py)."""
+    return _read(data, lean=True)
+
+
+def _plain(m: Any) -> Plain | None:
+    if m.__class__ is not dict or len(m) != 2 or (parts := m.get("parts")).__class__ is not list or len(parts) != 1 \
+            or (part := parts[0]).__class__ is not dict or len(part) != 3 - (part.get("type") == "text"):
+        return None
+    role, kind = m.get("role"), part.get("type")
+    if kind == "text" and role in _TEXT_ROLES and (text := part.get("content")).__class__ is str:
+        return Plain(role, text, NAME)  # type: ignore[arg-type]
+    if kind == "tool_call_response" and role == "tool" and (text := part.get("response")).__class__ is str \
+            and (call_id := part.get("id")).__class__ is str:
+        return Plain("tool", text, NAME, (Result(call_id),))
+    return None
+
+
+_TEXT_ROLES = frozenset({"system", "user", "assistant"})
+
+
+def _plains(items: Any, lean: bool) -> list[Plain | None]:
+    return [_plain(m) for m in items] if lean and isinstance(items, list) else []
+
+
+def _read(data: Any, lean: bool) -> list[Writable]:
     reader = _Reader()
     if isinstance(data, list):
-        out = [reader.message(m, i, False) for i, m in enumerate(validate(MESSAGES, data, NAME))]
+        plain = _plains(data, lean)
+        rest = [m for m, p in zip(data, plain) if p is None]
+        out = _messages(reader, _parsed(MESSAGES, rest, plain, data), plain, len(data), 0, False)
         if out:
-            out[0].extras.setdefault(NAME, {})["form"] = "list"
+            out[0] = canonical(out[:1])[0]
+            out[0].extras.setdefault(NAME, {})["form"] = "list"  # type: ignore[union-attr]
         return out
     if not isinstance(data, dict):
         raise SchemaError(NAME, [(None, "", f"expected a list of messages or an object with input_messages, "
                                             f"got {type(data).__name__}")])
-    attrs = validate(ATTRIBUTES, data, NAME)
-    out = [_system_in(attrs.system_instructions, reader)] if attrs.system_instructions is not None else []
+    plain = _plains(data.get("input_messages"), lean)
+    rest = {**data, "input_messages": [m for m, p in zip(data["input_messages"], plain) if p is None]} if plain else data
+    attrs = _parsed(ATTRIBUTES, rest, plain, data)
+    out: list[Writable] = [_system_in(attrs.system_instructions, reader)] if attrs.system_instructions is not None else []
     inputs, outputs = attrs.input_messages or [], attrs.output_messages or []
-    out += [reader.message(m, i, False) for i, m in enumerate(inputs)]
-    out += [reader.message(m, len(inputs) + i, True) for i, m in enumerate(outputs)]
+    count = len(plain) or len(inputs)
+    out += _messages(reader, inputs, plain, count, 0, False)
+    out += _messages(reader, outputs, [], len(outputs), count, True)
     absent = [k for k in KEYS[1:] if getattr(attrs, k) is None]
     if out and (absent or attrs.model_extra):
-        out[0].extras.setdefault(NAME, {}).update({k: v for k, v in (("absent", absent), ("request", attrs.model_extra))
-                                                   if v})
+        out[0] = canonical(out[:1])[0]
+        out[0].extras.setdefault(NAME, {}).update({k: v for k, v in (("absent", absent),  # type: ignore[union-attr]
+                                                                     ("request", attrs.model_extra)) if v})
+    return out
+
+
+def _parsed(adapter: TypeAdapter[Any], rest: Any, plain: list[Plain | None], data: Any) -> Any:
+    """``rest`` validated: ``data`` without its plain messages; an error located in the whole of ``data``."""
+    if not any(plain):
+        return validate(adapter, data, NAME)
+    try:
+        return adapter.validate_python(rest)
+    except pydantic.ValidationError:  # located in the whole input (its plain items are valid)
+        validate(adapter, data, NAME)
+        raise
+
+
+def _messages(reader: _Reader, parsed: list[Any], plain: list[Plain | None], count: int, first: int,
+              output: bool) -> list[Writable]:
+    """``count`` messages from the first, index ``first``: the plain ones given, the others read from ``parsed``."""
+    made = iter(parsed)
+    out: list[Writable] = []
+    for i, p in enumerate(plain or [None] * count):
+        if p is None:
+            out.append(reader.message(next(made), first + i, output))
+        else:
+            if p.content and p.content[0].call_id in reader.pending:  # answered, as the reader notes it
+                reader.pending.remove(p.content[0].call_id)
+            out.append(p)
     return out
 
 
