@@ -72,6 +72,9 @@ class Plain:
     row: tuple[str | None, str] | None = field(default=None, compare=False)
     """Of an assistant's item ``store.onepass`` read: its message row's ``extras`` and its document, as the
     general path makes them (which takes the document from here, ``docs.documents``)."""
+    source_type: str | None = None
+    """The source's message type (LangChain's ``human``, say): only between a conversion's read and its
+    writer, whose plain path takes it only where it says so (:func:`writable`'s ``typed``)."""
 
     def fields(self) -> dict[str, Any]:
         """The canonical message's fields."""
@@ -85,6 +88,8 @@ class Plain:
                         "arguments": orjson.loads(call.arguments_raw), "arguments_raw": call.arguments_raw}
                        for call in calls]
         fields = {"role": self.role, "content": blocks, "source_format": self.source_format}
+        if self.source_type is not None:
+            fields["source_type"] = self.source_type
         if self.extras:
             fields["extras"] = dict(self.extras)
         return fields
@@ -211,13 +216,16 @@ Writable: TypeAlias = Message | Plain | Parts
 plain ones standing in for some (and on a write, :class:`Parts`)."""
 
 
-def writable(msg: Any, fmt: str, *, texts: frozenset[str] = PLAIN_ROLES, own: bool = True) -> bool:
+def writable(msg: Any, fmt: str, *, texts: frozenset[str] = PLAIN_ROLES, own: bool = True, typed: bool = False,
+             ) -> bool:
     """Whether ``msg`` is a :class:`Plain` that a writer of ``fmt`` writes itself, without its canonical
     message (the writer's ``plain`` path; others are made canonical first, :func:`canonical`): one without
-    ``fmt``'s notes (nor read from ``fmt``, unless ``own``), a text of a role in ``texts``, an assistant's
-    calls or a tool's result. A writer may add conditions of its own; tests/test_lean_load.py holds every
-    writer's output and losses to the canonical path's."""
-    if msg.__class__ is not Plain or msg.extras and fmt in msg.extras or not own and msg.source_format == fmt:
+    ``fmt``'s notes (nor read from ``fmt``, unless ``own``), nor a source message type (unless ``typed``: a
+    writer whose canonical path does not look at it), a text of a role in ``texts``, an assistant's
+    calls or a tool's result. A writer may add conditions of its own; tests/test_lean_load.py and
+    tests/test_lean_read.py hold every writer's output and losses to the canonical path's."""
+    if msg.__class__ is not Plain or msg.extras and fmt in msg.extras or not own and msg.source_format == fmt \
+            or msg.source_type is not None and not typed:
         return False
     if not msg.content:
         return msg.text is not None and msg.role in texts

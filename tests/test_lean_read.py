@@ -145,7 +145,31 @@ _otel_item = st.one_of(
     st.sampled_from([{"role": "user", "parts": [{"type": "text", "content": 7}]}, {"role": "user"}, "message"]),
 )
 _otel_messages = st.lists(_otel_item, max_size=8)
-_ITEMS = {"otel-genai": st.one_of(
+_LC_BASE = {"additional_kwargs": {}, "response_metadata": {}, "name": None, "id": None}
+_LC_MORE = {"ai": {"tool_calls": [], "invalid_tool_calls": [], "usage_metadata": None}, "human": {}, "system": {},
+            "tool": {"tool_call_id": "c", "artifact": None, "status": "success"}}
+
+
+def _lc(kind: str, content: Any, **data: Any) -> dict[str, Any]:
+    return {"type": kind, "data": {"content": content, **_LC_BASE, "type": kind, **_LC_MORE[kind], **data}}
+
+
+_langchain_item = st.one_of(
+    st.builds(_lc, st.sampled_from(["human", "system", "ai"]), _text),
+    st.builds(lambda i, n, t, status: _lc("tool", t, tool_call_id=i, name=n, status=status), _id,
+              st.one_of(st.none(), _name), _text, st.sampled_from(["success", "success", "error"])),
+    st.builds(lambda k, t, more: _lc(k, t, **more), st.sampled_from(["human", "ai"]), _text,
+              st.sampled_from([{"name": "ana"}, {"id": "m1"}, {"additional_kwargs": {"x": 1}},
+                               {"response_metadata": {"model_name": "m"}}])),
+    st.builds(lambda i, n: _lc("ai", "", tool_calls=[{"name": n, "args": {}, "id": i, "type": "tool_call"}]),
+              _id, _name),
+    st.builds(lambda t: {"type": "human", "data": {"content": t, "type": "human"}}, _text),  # keys left out
+    st.builds(lambda t: {"content": t, **_LC_BASE, "type": "human"}, _text),  # a bare model_dump
+    st.builds(lambda t: _lc("human", [{"type": "text", "text": t}]), _text),
+    st.sampled_from([_lc("human", 7), {"type": "bogus", "data": {}}, "message", _lc("tool", "x", tool_call_id=7)]),
+)
+_ITEMS = {"langchain": st.lists(_langchain_item, max_size=10),
+          "otel-genai": st.one_of(
     _otel_messages,
     st.builds(lambda s, i, o: {"system_instructions": s, "input_messages": i, "output_messages": o},
               st.just([{"type": "text", "content": "be brief"}]), _otel_messages,

@@ -451,6 +451,7 @@ def looks_like(data: Any) -> bool:
     return bool(msgs) and all(_looks_like_message(m) for m in msgs)
 
 
-from ._langchain_write import TAKES_PLAIN, from_canonical, write_message  # noqa: E402  (the writer needs the models above)
+from ._langchain_lean import to_writable  # noqa: E402
+from ._langchain_write import TAKES_PLAIN, from_canonical, write_message  # noqa: E402  (both need the names above)
 
-__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical", "to_canonical_stream"]
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical", "to_canonical_stream", "to_writable"]
