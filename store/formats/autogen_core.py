@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
 
 from ..errors import SchemaError
+from ..model import MESSAGES as CANONICAL
 from ..model import (
     AudioBlock,
     Block,
@@ -263,36 +264,36 @@ def _note(model: BaseModel, optional: tuple[str, ...] = (), **shape: Any) -> dic
     return {NAME: notes} if notes else {}
 
 
-def _system_in(m: SystemMessage) -> Message:
-    return Message(role="system", content=[TextBlock(text=m.content)], source_format=NAME,
-                   source_type=m.type, extras=_note(m))
+def _system_in(m: SystemMessage) -> dict[str, Any]:
+    return {"role": "system", "content": [{"kind": "text", "text": m.content}], "source_format": NAME,
+            "source_type": m.type, "extras": _note(m)}
 
 
-def _user_in(m: UserMessage) -> Message:
+def _user_in(m: UserMessage) -> dict[str, Any]:
     if isinstance(m.content, str):
-        blocks: list[Block] = [TextBlock(text=m.content)]
+        blocks: list[Any] = [{"kind": "text", "text": m.content}]
     else:
-        blocks = [TextBlock(text=p) if isinstance(p, str) else image_in(p, NAME) for p in m.content]
+        blocks = [{"kind": "text", "text": p} if isinstance(p, str) else image_in(p, NAME) for p in m.content]
     form = "list" if isinstance(m.content, list) else None
-    return Message(role="user", name=m.source, content=blocks, source_format=NAME, source_type=m.type,
-                   extras=_note(m, content=form))
+    return {"role": "user", "name": m.source, "content": blocks, "source_format": NAME, "source_type": m.type,
+            "extras": _note(m, content=form)}
 
 
-def _assistant_in(m: AssistantMessage) -> Message:
-    blocks: list[Block] = [] if m.thought is None else [ReasoningBlock(text=m.thought)]
+def _assistant_in(m: AssistantMessage) -> dict[str, Any]:
+    blocks: list[Any] = [] if m.thought is None else [{"kind": "reasoning", "text": m.thought}]
     if isinstance(m.content, str):
         if m.content or m.thought is None:  # "" beside a thought is autogen's "no text"
-            blocks.append(TextBlock(text=m.content))
+            blocks.append({"kind": "text", "text": m.content})
     else:
         blocks.extend(call_in(c, NAME) for c in m.content)
     form = "list" if m.content == [] else None
-    return Message(role="assistant", name=m.source, content=blocks, source_format=NAME, source_type=m.type,
-                   extras=_note(m, ("thought",), content=form))
+    return {"role": "assistant", "name": m.source, "content": blocks, "source_format": NAME,
+            "source_type": m.type, "extras": _note(m, ("thought",), content=form)}
 
 
-def _results_in(m: FunctionExecutionResultMessage) -> Message:
-    return Message(role="tool", content=[result_in(r, NAME) for r in m.content], source_format=NAME,
-                   source_type=m.type, extras=_note(m))
+def _results_in(m: FunctionExecutionResultMessage) -> dict[str, Any]:
+    return {"role": "tool", "content": [result_in(r, NAME) for r in m.content], "source_format": NAME,
+            "source_type": m.type, "extras": _note(m)}
 
 
 _IN = {SystemMessage: _system_in, UserMessage: _user_in, AssistantMessage: _assistant_in,
@@ -300,8 +301,8 @@ _IN = {SystemMessage: _system_in, UserMessage: _user_in, AssistantMessage: _assi
 
 
 def messages_in(parsed: list[Any]) -> list[Message]:
-    """Canonical messages from validated LLM message models."""
-    return [_IN[type(m)](m) for m in parsed]
+    """Canonical messages from validated LLM message models (their fields validated in one call)."""
+    return CANONICAL.validate_python([_IN[type(m)](m) for m in parsed])
 
 
 def check_images(parsed: list[Any], index: int | None = None, where: str = "") -> list[tuple[int, str, str]]:
