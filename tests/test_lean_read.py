@@ -168,7 +168,26 @@ _langchain_item = st.one_of(
     st.builds(lambda t: _lc("human", [{"type": "text", "text": t}]), _text),
     st.sampled_from([_lc("human", 7), {"type": "bogus", "data": {}}, "message", _lc("tool", "x", tool_call_id=7)]),
 )
-_ITEMS = {"langchain": st.lists(_langchain_item, max_size=10),
+_UNNAMED = {"convstore": {"name": None}}
+_agentscope_item = st.one_of(
+    st.builds(lambda r, t, meta: {"name": r, "role": r, "content": [{"type": "text", "text": t}], "metadata": meta},
+              st.sampled_from(["user", "assistant", "system", "USER"]), _text,
+              st.sampled_from([_UNNAMED, _UNNAMED, {}, None, {"convstore": {"name": "x"}}])),
+    st.builds(lambda i, n, t, meta: {"name": "system", "role": "system", "metadata": meta,
+                                     "content": [{"type": "tool_result", "id": i, "name": n, "output": t}]},
+              _id, _name, _text, st.sampled_from([{"convstore": {"name": None, "source_role": None}}, _UNNAMED, {}])),
+    st.builds(lambda t: {"name": "a", "role": "assistant", "content": [{"type": "text", "text": t}],
+                         "metadata": {"convstore": {"continues": True}}}, _text),
+    st.builds(lambda i, n: {"name": "a", "role": "assistant", "metadata": _UNNAMED,
+                            "content": [{"type": "tool_use", "id": i, "name": n, "input": {}}]}, _id, _name),
+    st.builds(lambda t: {"name": "u", "role": "user", "content": t, "metadata": _UNNAMED}, _text),
+    st.builds(lambda t: {"name": "u", "role": "user", "content": [{"type": "text", "text": t}], "metadata": _UNNAMED,
+                         "id": "m1", "timestamp": "2025-01-01 00:00:00.000"}, _text),
+    st.sampled_from([{"name": "u", "role": ["user"], "content": [], "metadata": {}}, {"role": "user"}, "msg",
+                     {"name": "u", "role": "user", "content": [{"type": "text", "text": 7}], "metadata": _UNNAMED}]),
+)
+_ITEMS = {"agentscope": st.lists(_agentscope_item, max_size=10),
+          "langchain": st.lists(_langchain_item, max_size=10),
           "otel-genai": st.one_of(
     _otel_messages,
     st.builds(lambda s, i, o: {"system_instructions": s, "input_messages": i, "output_messages": o},

@@ -25,7 +25,9 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from ..errors import SchemaError
-from ..model import (BLOCK, AudioBlock, Block, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
+from ..lean import Plain, Result, Writable
+from ..model import MESSAGES as CANONICAL
+from ..model import (BLOCK, AudioBlock, Block, ImageBlock, Message, ReasoningBlock, ToolCallBlock,
                      ToolResultBlock, Usage, VideoBlock)
 from ._common import (CARRY_KEY, b64decode_exact, message_list, parse_data_uri, restore, unknown_fields,
                       validate)
@@ -183,7 +185,7 @@ def _tool_result_in(part: ToolResultPart, java: bool) -> Block:
 
 
 _PARTS_IN: dict[type, Callable[[Any, bool], Block]] = {
-    TextPart: lambda p, java: TextBlock(text=p.text, extras=_own(java, _unknown(p))),
+    TextPart: lambda p, java: {"kind": "text", "text": p.text, "extras": _own(java, _unknown(p))},  # validated later
     ThinkingPart: lambda p, java: ReasoningBlock(text=p.thinking, extras=_own(java, _unknown(p))),
     MediaPart: _media_in, ToolUsePart: _tool_use_in, ToolResultPart: _tool_result_in,
 }
@@ -201,7 +203,7 @@ def _java_usage(raw: Any) -> Usage | None:
                  total_tokens=ints.get("totalTokens"))
 
 
-def _split(m: Msg, java: bool, metadata: dict[str, Any], blocks: list[Block]) -> list[Message]:
+def _split(m: Msg, java: bool, metadata: dict[str, Any], blocks: list[Block]) -> list[dict[str, Any]]:
     """One canonical message per run of tool results or other blocks; the first holds the
     message's own fields, the others say they continue it."""
     created = _parse_time(m.timestamp) if m.timestamp is not None else None
@@ -217,9 +219,9 @@ def _split(m: Msg, java: bool, metadata: dict[str, Any], blocks: list[Block]) ->
         markers = shape if k == 0 else {"continues": True, "timestamp": shape["timestamp"]}
         extras = _own(java, _unknown(m) if k == 0 else {}, **markers, grouped=is_result and len(run) > 1)
         first = {"external_id": m.id, "metadata": metadata, "usage": usage} if k == 0 else {}
-        out.append(Message(role=role, content=run, source_role=None if m.role == role else m.role,
-                           name=m.name, source_format=NAME, created_at=created, extras=extras, **first))
-    return out
+        out.append({"role": role, "content": run, "source_role": None if m.role == role else m.role,
+                    "name": m.name, "source_format": NAME, "created_at": created, "extras": extras, **first})
+    return out  # fields: validated with the others, in one call
 
 
 _CARRIED_ERRORS = (pydantic.ValidationError, TypeError, KeyError, IndexError, ValueError, AttributeError)
@@ -244,7 +246,7 @@ def _patched(blocks: list[Block], patches: Any, index: int) -> list[Block]:
             if "block" in patch:
                 out[at] = BLOCK.validate_python(patch["block"])
             else:
-                current = out[at].model_dump()
+                current = out[at] if out[at].__class__ is dict else out[at].model_dump()
                 out[at] = BLOCK.validate_python({**current, **patch["set"], "kind": current["kind"]})
     except _CARRIED_ERRORS as exc:
         raise _bad_carry(index, ".patch", exc) from None
@@ -255,19 +257,20 @@ _STAND_INS = frozenset({"name", "source_role", "created_at"})
 """Fields a written message holds a stand-in for (a name, a role, a time), null by default."""
 
 
-def _restored(message: Message, payload: dict[str, Any], index: int) -> Message:
-    """``message`` with the fields an export carried; a carried name, role name or time
-    wins over what the written message said (it was a stand-in)."""
+def _restored(fields: dict[str, Any], payload: dict[str, Any], index: int) -> Message | dict[str, Any]:
+    """The message of ``fields`` with the fields an export carried; a carried name, role name or
+    time wins over what the written message said (it was a stand-in)."""
     carried = {k: v for k, v in payload.items() if k not in ("patch", "continues")}
     if not carried:
-        return message
-    base = message.model_copy(update={k: None for k in _STAND_INS if k in carried})
+        return fields
+    fields.update((k, None) for k in _STAND_INS if k in carried)
     if carried.keys() <= _STAND_INS and all(value is None for value in carried.values()):
-        return base  # what restore gives: fields set to null, their default (an unnamed message's name)
+        return fields  # what restore gives: fields set to null, their default (an unnamed message's name)
+    base = Message(**fields)
     try:
         extras = carried.get("extras")
-        if isinstance(extras, dict) and isinstance(extras.get(NAME), dict) and NAME in message.extras:
-            carried["extras"] = {**extras, NAME: {**extras[NAME], **message.extras[NAME]}}
+        if isinstance(extras, dict) and isinstance(extras.get(NAME), dict) and NAME in base.extras:
+            carried["extras"] = {**extras, NAME: {**extras[NAME], **base.extras[NAME]}}
         return restore(base, carried)
     except _CARRIED_ERRORS as exc:
         raise _bad_carry(index, "", exc) from None
@@ -275,10 +278,55 @@ def _restored(message: Message, payload: dict[str, Any], index: int) -> Message:
 
 def to_canonical(data: Any) -> list[Message]:
     """Validate AgentScope 1.x (or Java) ``Msg`` dicts and convert them to canonical messages."""
-    parsed = validate(MESSAGES, message_list(data, NAME), NAME)
-    out: list[Message] = []
+    return _read(data, lean=False)  # type: ignore[return-value]
+
+
+def to_writable(data: Any) -> list[Writable]:
+    """:func:`to_canonical`, with a :class:`~store.lean.Plain` standing in for each ``Msg`` of one text,
+    or of one tool result, that convstore wrote for an unnamed message (its name, a stand-in, carried as
+    null), for a writer that takes them (``formats.convert``): read from the item itself, whose plain
+    types are its validation. A property test holds it to :func:`to_canonical` (tests/test_lean_read.py)."""
+    return _read(data, lean=True)
+
+
+_UNNAMED = {"text": {CARRY_KEY: {"name": None}}, "tool_result": {CARRY_KEY: {"name": None, "source_role": None}}}
+"""The metadata convstore writes on a plain message's ``Msg``: its name (and a result's role) a stand-in."""
+
+
+def _plain(m: Any) -> Plain | None:
+    if m.__class__ is not dict or len(m) != 4 or (content := m.get("content")).__class__ is not list \
+            or len(content) != 1 or (part := content[0]).__class__ is not dict or m.get("name").__class__ is not str:
+        return None
+    kind = part.get("type")
+    role = m.get("role")
+    if kind == "text" and len(part) == 2 and role.__class__ is str and role in _PY_ROLES \
+            and (text := part.get("text")).__class__ is str and m.get("metadata") == _UNNAMED["text"]:
+        return Plain(role, text, NAME)
+    if kind == "tool_result" and len(part) == 4 and role == "system" \
+            and m.get("metadata") == _UNNAMED["tool_result"] and (text := part.get("output")).__class__ is str \
+            and (call_id := part.get("id")).__class__ is str and (name := part.get("name")).__class__ is str:
+        return Plain("tool", text, NAME, (Result(call_id),), name)
+    return None
+
+
+def _read(data: Any, lean: bool) -> list[Writable]:
+    raw = message_list(data, NAME)
+    plain = [_plain(m) for m in raw] if lean else [None] * len(raw)
+    try:
+        parsed = iter(MESSAGES.validate_python([m for m, p in zip(raw, plain) if p is None]))
+    except pydantic.ValidationError:  # located in the whole input (its plain items are valid)
+        validate(MESSAGES, raw, NAME)
+        raise
+    out: list[Any] = []  # canonical fields (or, restored, a canonical message; or a plain one)
     pending: tuple[int, int, dict[str, Any]] | None = None  # a carried payload waits for its continuations
-    for index, m in enumerate(parsed):
+    for index, p in enumerate(plain):
+        if p is not None:
+            if pending:
+                out[pending[0]] = _restored(out[pending[0]], pending[2], pending[1])
+            out.append(p)
+            pending = None
+            continue
+        m = next(parsed)
         java = m.role in _JAVA_ROLES
         metadata = dict(m.metadata or {})
         payload = metadata.pop(CARRY_KEY) if isinstance(metadata.get(CARRY_KEY), dict) else {}
@@ -287,7 +335,9 @@ def to_canonical(data: Any) -> list[Message]:
         if payload.get("patch"):
             blocks = _patched(blocks, payload["patch"], index)
         if payload.get("continues") and out:
-            out[-1].content.extend(blocks)
+            if out[-1].__class__ is Plain:
+                out[-1] = out[-1].fields()
+            out[-1]["content"].extend(blocks)  # the last Msg's: restored only once its continuations are in
             continue
         if pending:
             out[pending[0]] = _restored(out[pending[0]], pending[2], pending[1])
@@ -295,7 +345,19 @@ def to_canonical(data: Any) -> list[Message]:
         out.extend(_split(m, java, metadata, blocks))
     if pending:
         out[pending[0]] = _restored(out[pending[0]], pending[2], pending[1])
-    return out
+    return _made(out)
+
+
+def _made(read: list[Any]) -> list[Any]:
+    """The messages read, those given as fields validated in one call."""
+    fields = [m for m in read if m.__class__ is dict]
+    try:
+        made = iter(CANONICAL.validate_python(fields))
+    except pydantic.ValidationError:  # the first message at fault raises, as it would alone
+        for one in fields:
+            Message(**one)
+        raise
+    return [next(made) if m.__class__ is dict else m for m in read]
 
 
 _BLOCK_TYPES = {"text", "thinking", "image", "audio", "video", "tool_use", "tool_result"}
@@ -323,4 +385,4 @@ def _looks_like_msg(m: Any) -> bool:
 
 from ._agentscope_write import TAKES_PLAIN, from_canonical  # noqa: E402  (the writer imports the names above)
 
-__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical"]
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical", "to_writable"]
