@@ -186,7 +186,31 @@ _agentscope_item = st.one_of(
     st.sampled_from([{"name": "u", "role": ["user"], "content": [], "metadata": {}}, {"role": "user"}, "msg",
                      {"name": "u", "role": "user", "content": [{"type": "text", "text": 7}], "metadata": _UNNAMED}]),
 )
-_ITEMS = {"agentscope": st.lists(_agentscope_item, max_size=10),
+_AS2_NULLS = {"usage": None, "finished_at": None, "finished_reason": None, "structured_output": None, "error": None}
+
+
+def _as2(role: str, content: list[Any], metadata: Any, **more: Any) -> dict[str, Any]:
+    return {"name": role, "content": content, "role": role, "metadata": metadata, **_AS2_NULLS, **more}
+
+
+_agentscope2_item = st.one_of(
+    st.builds(lambda r, t, meta: _as2(r, [{"type": "text", "text": t, "finished_at": None}], meta),
+              st.sampled_from(["user", "assistant", "system"]), _text,
+              st.sampled_from([{"convstore": {"unset": ["name"]}}] * 3 + [{}, {"convstore": {"unset": ["source_role"]}}])),
+    st.builds(lambda t, more: _as2("user", [{"type": "text", "text": t, "finished_at": None}],
+                                   {"convstore": {"unset": ["name"]}}, **more), _text,
+              st.sampled_from([{"id": "m1"}, {"created_at": "2025-01-01T00:00:00"}, {"usage": {"input_tokens": 1}}])),
+    st.builds(lambda i, n, t: _as2("assistant", [
+        {"type": "tool_call", "id": i, "name": n, "input": "{}", "state": "finished", "suggested_rules": [],
+         "finished_at": None},
+        {"type": "tool_result", "id": i, "name": n, "output": t, "state": "success", "metadata": {}, "finished_at": None}],
+        {"convstore": {"unset": ["name"], "splits": [1], "unmarked": True}}), _id, _name, _text),
+    st.builds(lambda t: _as2("system", [{"type": "tool_call", "id": "c", "name": "f", "input": "{}"}], {}), _text),
+    st.sampled_from([_as2("user", [{"type": "text", "text": 7, "finished_at": None}], {}), "msg", {"role": "user"},
+                     _as2(["user"], [], {})]),
+)
+_ITEMS = {"agentscope2": st.lists(_agentscope2_item, max_size=10),
+          "agentscope": st.lists(_agentscope_item, max_size=10),
           "langchain": st.lists(_langchain_item, max_size=10),
           "otel-genai": st.one_of(
     _otel_messages,

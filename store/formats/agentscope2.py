@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import AfterValidator, AnyUrl, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from ..errors import SchemaError
+from ..lean import Plain, Writable
 from ..model import (
     BLOCK, AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock, Usage, VideoBlock,
@@ -363,16 +364,51 @@ def _apply(msg: Message, payload: dict[str, Any]) -> Message:
 
 def to_canonical(data: Any) -> list[Message]:
     """Validate AgentScope 2.x ``Msg`` dicts and convert them to canonical messages."""
-    msgs = validate(MESSAGES, message_list(data, NAME), NAME)
+    return _read(data, lean=False)  # type: ignore[return-value]
+
+
+def to_writable(data: Any) -> list[Writable]:
+    """:func:`to_canonical`, with a :class:`~store.lean.Plain` standing in for each ``Msg`` of one text
+    that convstore wrote for an unnamed message (its name a stand-in, noted unset), for a writer that
+    takes them (``formats.convert``): read from the item itself, whose plain types are its validation.
+    A property test holds it to :func:`to_canonical` (tests/test_lean_read.py)."""
+    return _read(data, lean=True)
+
+
+_UNNAMED = {CARRY_KEY: {"unset": ["name"]}}
+_NULLS = ("usage", "finished_at", "finished_reason", "structured_output", "error")
+_TEXT_KEYS = {"type", "text", "finished_at"}
+
+
+def _plain(m: Any) -> Plain | None:
+    if m.__class__ is not dict or len(m) != 9 or m.get("name").__class__ is not str \
+            or (content := m.get("content")).__class__ is not list or len(content) != 1 \
+            or (part := content[0]).__class__ is not dict or part.keys() != _TEXT_KEYS or part["type"] != "text" \
+            or (text := part["text"]).__class__ is not str or part["finished_at"] is not None \
+            or (role := m.get("role")) not in ("user", "assistant", "system") or m.get("metadata") != _UNNAMED \
+            or any(m.get(key, 0) is not None for key in _NULLS):
+        return None
+    return Plain(role, text, NAME)
+
+
+def _read(data: Any, lean: bool) -> list[Writable]:
+    raw = message_list(data, NAME)
+    plain = [_plain(m) for m in raw] if lean else [None] * len(raw)
+    try:
+        parsed = iter(MESSAGES.validate_python([m for m, p in zip(raw, plain) if p is None]))
+    except ValidationError:  # located in the whole input (its plain items are valid)
+        validate(MESSAGES, raw, NAME)
+        raise
+    msgs = [next(parsed) if p is None else p for p in plain]
     problems = [  # what 2.x's own Msg validator enforces per role
         (i, f"content[{j}].type", f"a {m.role} Msg may hold only {' and '.join(sorted(_ALLOWED[m.role]))}")
-        for i, m in enumerate(msgs) if m.role in _ALLOWED
+        for i, m in enumerate(msgs) if m.__class__ is not Plain and m.role in _ALLOWED
         for j, b in enumerate(m.content) if b.type not in _ALLOWED[m.role]
     ]
     if problems:
         raise SchemaError(NAME, problems)
-    reader = _Reader(msgs)
-    return [c for i, m in enumerate(msgs) for c in reader.message(m, i)]
+    reader = _Reader([m for m in msgs if m.__class__ is not Plain])
+    return [c for i, m in enumerate(msgs) for c in ((m,) if m.__class__ is Plain else reader.message(m, i))]
 
 
 _TYPES = {"text", "thinking", "hint", "data", "tool_call", "tool_result"}
@@ -402,4 +438,4 @@ def looks_like(data: Any) -> bool:
 
 from ._agentscope2_write import TAKES_PLAIN, from_canonical  # noqa: E402  (the writer imports the names above)
 
-__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical"]
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical", "to_writable"]
