@@ -313,8 +313,9 @@ def _read(data: Any, lean: bool) -> list[Writable]:
     plain = [_plain_item(d) for d in raw] if lean else [None] * len(raw)
     parsed = _validated(raw, plain)
     warts = _has_warts(raw)  # Docent's own messages with warts are written back as they came
-    if warts and any(plain):  # each message then notes the warts: none is plain
-        plain, parsed = [None] * len(raw), validate(MESSAGES, raw, NAME)
+    if warts and any(plain):  # each message then notes the warts: none is plain (the plain ones are valid)
+        made, rest = iter(MESSAGES.validate_python([d for d, p in zip(raw, plain) if p is not None])), iter(parsed)
+        plain, parsed = [None] * len(raw), [next(rest) if p is None else next(made) for p in plain]
     as_is = [warts] * len(raw)
     read: list[tuple[int, Writable, dict[str, Any]]] = []
     index = join = 0
