@@ -12,11 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
 from ..errors import SchemaError
 from ..lean import Call, Plain, Result, Writable, bare_arguments
-from ._common import message_list, validate
+from ._common import message_list, validate_others
 from .agent_framework import MESSAGES, NAME, _Reader, _strays
 
 _TEXT_ROLES = frozenset({"system", "user", "assistant"})
@@ -81,11 +79,7 @@ def to_writable(data: Any) -> list[Writable]:
     for a writer that takes them."""
     raw = message_list(data, NAME)
     plain = [_plain(item) for item in raw]
-    try:
-        parsed = iter(MESSAGES.validate_python([item for item, p in zip(raw, plain) if p is None]))
-    except ValidationError:  # located in the whole input (its plain items are valid)
-        validate(MESSAGES, raw, NAME)
-        raise
+    parsed = iter(validate_others(MESSAGES, raw, plain, NAME))
     models = [None if p is not None else next(parsed) for p in plain]
     if problems := [p for i, m in enumerate(models) if m is not None for p in _strays(m, i)]:
         raise SchemaError(NAME, problems)

@@ -38,6 +38,20 @@ def validate(adapter: pydantic.TypeAdapter[Any], data: Any, format: str, first: 
         raise SchemaError(format, [(i if i is None else i + first, path, why) for i, path, why in problems]) from None
 
 
+def validate_others(adapter: pydantic.TypeAdapter[Any], items: list[Any], plain: Sequence[Any], format: str,
+                    ) -> list[Any]:
+    """:func:`validate` of the ``items`` a lean read (``to_writable``) did not read as plain ones (those whose
+    ``plain`` entry is None), in one call; an error is located in the whole input, validated again for it
+    (its plain items are valid: the very same errors)."""
+    if not any(p is not None for p in plain):
+        return validate(adapter, items, format)  # type: ignore[no-any-return]
+    try:
+        return adapter.validate_python([item for item, p in zip(items, plain) if p is None])  # type: ignore[no-any-return]
+    except pydantic.ValidationError:
+        validate(adapter, items, format)
+        raise
+
+
 def _problems(exc: pydantic.ValidationError, data: Any) -> list[tuple[int | None, str, str]]:
     found: list[tuple[int | None, tuple[Any, ...], str]] = []
     for err in exc.errors(include_url=False):

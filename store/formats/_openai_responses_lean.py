@@ -14,12 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
 from ..errors import SchemaError
 from ..lean import Call, Plain, Writable, bare_arguments
 from ..model import MESSAGES as CANONICAL
-from ._common import message_list, parse_json, validate
+from ._common import message_list, parse_json, validate_others
 from .openai_responses import ITEMS, NAME, _Reader
 
 def _plain_kind(item: Any) -> str | None:
@@ -104,11 +102,7 @@ def to_writable(data: Any) -> list[Writable]:
     if bad:
         raise SchemaError(NAME, bad)
     kinds = [_plain_kind(item) for item in raw]
-    try:
-        parsed = iter(ITEMS.validate_python([item for item, kind in zip(raw, kinds) if kind is None]))
-    except ValidationError:  # located in the whole input (its plain items are valid)
-        validate(ITEMS, raw, NAME)
-        raise
+    parsed = iter(validate_others(ITEMS, raw, kinds, NAME))
     reader = _LeanReader()
     for item, kind in zip(raw, kinds):
         if kind is None:

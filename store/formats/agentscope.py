@@ -30,7 +30,7 @@ from ..model import MESSAGES as CANONICAL
 from ..model import (BLOCK, AudioBlock, Block, ImageBlock, Message, ReasoningBlock, ToolCallBlock,
                      ToolResultBlock, Usage, VideoBlock)
 from ._common import (CARRY_KEY, b64decode_exact, message_list, parse_data_uri, restore, unknown_fields,
-                      validate)
+                      validate_others)
 
 NAME = "agentscope"
 
@@ -312,11 +312,7 @@ def _plain(m: Any) -> Plain | None:
 def _read(data: Any, lean: bool) -> list[Writable]:
     raw = message_list(data, NAME)
     plain = [_plain(m) for m in raw] if lean else [None] * len(raw)
-    try:
-        parsed = iter(MESSAGES.validate_python([m for m, p in zip(raw, plain) if p is None]))
-    except pydantic.ValidationError:  # located in the whole input (its plain items are valid)
-        validate(MESSAGES, raw, NAME)
-        raise
+    parsed = iter(validate_others(MESSAGES, raw, plain, NAME))
     out: list[Any] = []  # canonical fields (or, restored, a canonical message; or a plain one)
     pending: tuple[int, int, dict[str, Any]] | None = None  # a carried payload waits for its continuations
     for index, p in enumerate(plain):

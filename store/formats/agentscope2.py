@@ -25,7 +25,7 @@ from ..model import (
     BLOCK, AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock, Usage, VideoBlock,
 )
-from ._common import CARRY_KEY, b64decode_exact, message_list, parse_json, restore, validate
+from ._common import CARRY_KEY, b64decode_exact, message_list, parse_json, restore, validate_others
 
 NAME = "agentscope2"
 _URL = TypeAdapter(AnyUrl)
@@ -394,11 +394,7 @@ def _plain(m: Any) -> Plain | None:
 def _read(data: Any, lean: bool) -> list[Writable]:
     raw = message_list(data, NAME)
     plain = [_plain(m) for m in raw] if lean else [None] * len(raw)
-    try:
-        parsed = iter(MESSAGES.validate_python([m for m, p in zip(raw, plain) if p is None]))
-    except ValidationError:  # located in the whole input (its plain items are valid)
-        validate(MESSAGES, raw, NAME)
-        raise
+    parsed = iter(validate_others(MESSAGES, raw, plain, NAME))
     msgs = [next(parsed) if p is None else p for p in plain]
     problems = [  # what 2.x's own Msg validator enforces per role
         (i, f"content[{j}].type", f"a {m.role} Msg may hold only {' and '.join(sorted(_ALLOWED[m.role]))}")

@@ -30,7 +30,6 @@ from __future__ import annotations
 from itertools import groupby
 from typing import Annotated, Any, Literal, Union, get_args
 
-import pydantic
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
 
 from ..lean import Plain, Writable, canonical
@@ -38,7 +37,7 @@ from ..model import (
     Block, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock,
 )
-from ._common import b64decode_exact, message_list, unknown_fields, validate
+from ._common import b64decode_exact, message_list, unknown_fields, validate, validate_others
 
 NAME = "anthropic"
 
@@ -294,11 +293,7 @@ def _read(data: Any, lean: bool) -> list[Writable]:
     if isinstance(data, dict):
         request = validate(REQUEST, {k: v for k, v in data.items() if k != "messages"}, NAME)
     plain = [_plain_text(m) for m in messages] if lean else [None] * len(messages)
-    try:
-        parsed = iter(MESSAGES.validate_python([m for m, p in zip(messages, plain) if p is None]))
-    except pydantic.ValidationError:  # located in the whole input (its plain items are valid)
-        validate(MESSAGES, messages, NAME)
-        raise
+    parsed = iter(validate_others(MESSAGES, messages, plain, NAME))
     out: list[Writable] = []
     if request is not None and "system" in request.model_fields_set:
         system = request.system

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ..errors import SchemaError
 from ..lean import Plain, Result, Writable, canonical
@@ -34,7 +34,7 @@ from ..model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ._common import CARRY_KEY, Losses, message_list, restore, validate
+from ._common import CARRY_KEY, Losses, message_list, restore, validate_others
 
 NAME = "docent"
 
@@ -311,7 +311,7 @@ def to_writable(data: Any) -> list[Writable]:
 def _read(data: Any, lean: bool) -> list[Writable]:
     raw = message_list(data, NAME)
     plain = [_plain_item(d) for d in raw] if lean else [None] * len(raw)
-    parsed = _validated(raw, plain)
+    parsed = validate_others(MESSAGES, raw, plain, NAME)
     warts = _has_warts(raw)  # Docent's own messages with warts are written back as they came
     if warts and any(plain):  # each message then notes the warts: none is plain (the plain ones are valid)
         made, rest = iter(MESSAGES.validate_python([d for d, p in zip(raw, plain) if p is not None])), iter(parsed)
@@ -328,7 +328,7 @@ def _read(data: Any, lean: bool) -> list[Writable]:
                 as_is.extend([warts and _marks_of(d) is None] * len(parts))  # convstore's reshaping: not
                 kept.extend([stood] if stood is not None else [None] * len(parts))
             index, plain = 0, kept
-            parsed = _validated(expanded, plain)
+            parsed = validate_others(MESSAGES, expanded, plain, NAME)
         reader, made = _Reader(), iter(parsed)
         for index, stood in enumerate(plain):
             msg, marks = reader.read(next(made), index, as_is[index]) if stood is None else reader.plain(stood)
@@ -345,17 +345,6 @@ def _read(data: Any, lean: bool) -> list[Writable]:
     except _BAD_NOTES as exc:  # hand-edited convstore notes: the input's fault
         problem = (index, f"metadata.{CARRY_KEY}", f"malformed convstore notes ({exc})")
         raise SchemaError(NAME, [problem]) from None
-
-
-def _validated(raw: list[Any], plain: list[Plain | None]) -> list[Any]:
-    """The source models of the items not read as plain ones (all of ``raw`` without ``plain``)."""
-    if not any(plain):
-        return validate(MESSAGES, raw, NAME)  # type: ignore[no-any-return]
-    try:
-        return MESSAGES.validate_python([d for d, p in zip(raw, plain) if p is None])
-    except ValidationError:  # located in the whole input (its plain items are valid)
-        validate(MESSAGES, raw, NAME)
-        raise
 
 
 _NULLS = {role: ("id", "metadata", *shape) for role, shape in _SHAPE.items()}

@@ -27,7 +27,6 @@ from collections.abc import Iterable, Iterator
 from itertools import groupby
 from typing import Any, Literal
 
-import pydantic
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from ..errors import SchemaError
@@ -36,7 +35,7 @@ from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock,
     TextBlock, ToolCallBlock, ToolResultBlock, VideoBlock,
 )
-from ._common import Losses, dump_json, unknown_fields, validate
+from ._common import Losses, dump_json, unknown_fields, validate, validate_others
 
 NAME = "gemini"
 
@@ -293,11 +292,7 @@ def _read(data: Any, lean: bool) -> list[Writable]:
                                             f"got {type(data).__name__}")])
     plain = [_plain_text(c) if c.__class__ is dict and c.get("role").__class__ is str else None for c in contents] \
         if lean else [None] * len(contents)
-    try:
-        parsed = iter(CONTENTS.validate_python([c for c, p in zip(contents, plain) if p is None]))
-    except pydantic.ValidationError:  # located in the whole input (its plain items are valid)
-        validate(CONTENTS, contents, NAME)
-        raise
+    parsed = iter(validate_others(CONTENTS, contents, plain, NAME))
     out: list[Writable] = [_system_in(request.system_instruction)] \
         if request and request.system_instruction is not None else []
     reader = _Reader()

@@ -34,7 +34,7 @@ from ..model import (
     BLOCK, AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock, VideoBlock,
 )
-from ._common import CARRY_KEY, message_list, parse_data_uri, parse_json, restore, validate
+from ._common import CARRY_KEY, message_list, parse_data_uri, parse_json, restore, validate_others
 
 NAME = "qwen"
 
@@ -366,15 +366,7 @@ def to_writable(data: Any) -> list[Writable]:
 def _read(data: Any, lean: bool) -> list[Writable]:
     raw = message_list(data, NAME)
     plain = [_plain_item(item) for item in raw] if lean else [None] * len(raw)
-    others = [item for item, p in zip(raw, plain) if p is None]
-    if len(others) == len(raw):
-        parsed = iter(validate(MESSAGES, raw, NAME))
-    else:
-        try:
-            parsed = iter(MESSAGES.validate_python(others))
-        except pydantic.ValidationError:  # located in the whole input (its plain items are valid)
-            validate(MESSAGES, raw, NAME)
-            raise
+    parsed = iter(validate_others(MESSAGES, raw, plain, NAME))
     reader = _Reader()
     groups: list[list[_Part]] = []
     for index, (p, r) in enumerate(zip(plain, raw)):
