@@ -301,3 +301,28 @@ def test_a_bad_carried_field_fails_as_the_message_alone_would():
               "metadata": {"convstore": json.dumps({"autogen": {"role": "bogus"}})}}]
     with pytest.raises(ConvstoreError, match="^cannot read autogen input: 1 validation error for Message role "):
         read(items, "autogen")
+
+
+_json = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5)),
+                     lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                             st.dictionaries(st.text(max_size=3), inner, max_size=3)), max_leaves=6)
+_bag = st.dictionaries(st.text(max_size=6), _json, max_size=3)
+_field = st.one_of(st.none(), st.text(max_size=6))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.fixed_dictionaries({}, optional={"extras": _bag, "metadata": _bag, "name": _field, "source_format": _field,
+                                           "source_type": _field, "external_id": _field, "model": _field,
+                                           "source_role": _field, "autogen": _bag}),
+       st.fixed_dictionaries({}, optional={"extras": _bag, "metadata": _bag, "name": _field, "source_format": _field,
+                                           "model": _field}))
+def test_restoring_notes_and_strings_gives_what_the_validating_merge_gives(carried, own):
+    """``restore`` merges such a payload into a copy of the message; ``blocks`` (here none) takes the
+    path that dumps the message and validates it again: the very same message."""
+    from store.formats._common import restore
+    from store.model import Message
+
+    msg = Message(role="user", content=[{"kind": "text", "text": "hi"}], **own)
+    fast, slow = restore(msg, carried), restore(msg, {**carried, "blocks": []})
+    assert fast == slow
+    assert fast.model_dump() == slow.model_dump()
