@@ -353,6 +353,8 @@ class _Writer:
         return {k: v for k, v in want.items() if got.get(k) != v}
 
     def _report(self, part: _Part, payload: dict[str, Any]) -> None:
+        if payload.keys() <= _SILENT:  # a stand-in's name unset, a role: nothing of the message is lost
+            return
         where = f"kept in metadata.{CARRY_KEY}"
         found = [(f"extras.{fmt}" if key == "extras" else key) for key in payload
                  if key not in _STRUCTURE for fmt in (payload[key] if key == "extras" else [None])]
@@ -365,6 +367,7 @@ class _Writer:
 
 
 _STRUCTURE = {"blocks", "block_patch", "unset", "as_role"}
+_SILENT = frozenset({"unset", "as_role"})
 
 
 def _takes(msg: Any) -> bool:
