@@ -138,7 +138,8 @@ class _Writer:
         if self.patches:
             own["patch"] = self.patches
         payload[_OWN] = own
-        head = {"source": source, "models_usage": None, "metadata": {CARRY_KEY: dump_json(payload)}}
+        text = _UNNAMED if payload == _UNNAMED_PAYLOAD else dump_json(payload)  # most plain messages' payload
+        head = {"source": source, "models_usage": None, "metadata": {CARRY_KEY: text}}
         self.out.append(head | bodies[0])
         for body in bodies[1:]:
             self.out.append(head | {"models_usage": None, "metadata": {CARRY_KEY: _PART}} | body)
@@ -416,6 +417,10 @@ def _joined(messages: list[Message | Plain]) -> list[tuple[int, Message | Plain]
         else:
             out.append((index, msg))
     return out
+
+
+_UNNAMED_PAYLOAD = {_OWN: {"unnamed": True}}
+_UNNAMED = dump_json(_UNNAMED_PAYLOAD)
 
 
 def _takes(msg: Any) -> bool:
