@@ -38,6 +38,7 @@ _qwen_item = st.one_of(
     st.builds(lambda n, c: {"role": "function", "name": n, "content": c}, _name, _text),
     st.builds(lambda c: {"role": "user", "content": [{"text": c}]}, _text),
     st.sampled_from([{"role": "bogus", "content": "x"}, {"role": "user", "content": 7}, {"role": "assistant"},
+                     {"role": ["user"], "content": "x"},
                      {"role": "function", "name": "f", "content": "x", "extra": {"function_id": 7}}]),
 )
 _SHAPE = {"system": {}, "user": {"tool_call_id": None}, "assistant": {"model": None, "tool_calls": None}}
@@ -106,7 +107,7 @@ _af_item = st.one_of(
     st.builds(lambda t, more: _af("user", [_af_text(t)], **more), _text,
               st.sampled_from([{"author_name": "ana"}, {"message_id": "m1"}, {"x_meta": 1}])),
     st.builds(lambda t: {**_af("user", [_af_text(t)]), "additional_properties": {"k": "v"}}, _text),
-    st.sampled_from([_af("user", []), _af("user", "a string"), _af("user", [{"type": "bogus"}]), {"role": "user"},
+    st.sampled_from([_af("user", []), _af("user", "a string"), _af(["user"], [_af_text("x")]), _af("user", [{"type": "bogus"}]), {"role": "user"},
                      _af("tool", [{"type": "function_result", "call_id": 7}]), "a message"]),
 )
 _anthropic_item = st.one_of(
@@ -142,7 +143,8 @@ _otel_item = st.one_of(
     st.builds(lambda t: {"role": "tool", "parts": [{"type": "tool_call_response", "response": t}]}, _text),
     st.builds(lambda t, more: {"role": "user", "parts": [{"type": "text", "content": t}], **more}, _text,
               st.sampled_from([{"name": "ana"}, {"finish_reason": "stop"}])),
-    st.sampled_from([{"role": "user", "parts": [{"type": "text", "content": 7}]}, {"role": "user"}, "message"]),
+    st.sampled_from([{"role": "user", "parts": [{"type": "text", "content": 7}]}, {"role": "user"}, "message",
+                     {"role": ["user"], "parts": [{"type": "text", "content": "x"}]}]),
 )
 _otel_messages = st.lists(_otel_item, max_size=8)
 _LC_BASE = {"additional_kwargs": {}, "response_metadata": {}, "name": None, "id": None}

@@ -63,7 +63,7 @@ def _plain(item: Any) -> Plain | None:
     role = item.get("role")
     if role == "tool":
         return _result(contents[0]) if len(contents) == 1 else None
-    if role not in _TEXT_ROLES:
+    if role.__class__ is not str or role not in _TEXT_ROLES:
         return None
     text = _text(contents[0])
     if len(contents) == 1 and text is not None:

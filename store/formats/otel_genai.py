@@ -316,7 +316,7 @@ def _plain(m: Any) -> Plain | None:
             or (part := parts[0]).__class__ is not dict or len(part) != 3 - (part.get("type") == "text"):
         return None
     role, kind = m.get("role"), part.get("type")
-    if kind == "text" and role in _TEXT_ROLES and (text := part.get("content")).__class__ is str:
+    if kind == "text" and role.__class__ is str and role in _TEXT_ROLES and (text := part.get("content")).__class__ is str:
         return Plain(role, text, NAME)  # type: ignore[arg-type]
     if kind == "tool_call_response" and role == "tool" and (text := part.get("response")).__class__ is str \
             and (call_id := part.get("id")).__class__ is str:

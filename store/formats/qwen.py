@@ -390,7 +390,7 @@ def _plain_item(item: Any) -> Plain | None:
     if item.__class__ is not dict or (text := item.get("content")).__class__ is not str:
         return None
     role = item.get("role")
-    if len(item) == 2 and role in _TEXT_ROLES:
+    if len(item) == 2 and role.__class__ is str and role in _TEXT_ROLES:
         return Plain(role, text, NAME) if text else None  # an empty one has no block: its message is not plain
     extra = item.get("extra")
     if len(item) != 4 or extra.__class__ is not dict or len(extra) != 1 \
