@@ -15,9 +15,10 @@ A load reads such rows the other way: a message row of its text, a tool result's
 assistant's calls (with a text before them or not), with nothing else in their rows but the source's
 own notes (``extras``), each as a :class:`Plain` (``codec.readable_from_rows``). Every format's writer
 takes them (``Format.takes_plain``) and turns those :func:`writable` says it may straight into its
-items, the others into canonical messages first (:func:`canonical`); ``formats.convert`` from OpenAI
-reads plain items so (:func:`convertible`). Tests hold every writer's output and losses to the
-canonical path's (tests/test_lean_load.py).
+items, the others into canonical messages first (:func:`canonical`); ``formats.convert`` reads plain
+items so, from OpenAI (:func:`convertible`) and from the formats with a ``to_writable`` reader. Tests
+hold every writer's output and losses, and every such reader, to the canonical path's
+(tests/test_lean_load.py, tests/test_lean_read.py).
 """
 
 from __future__ import annotations

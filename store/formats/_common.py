@@ -38,18 +38,34 @@ def validate(adapter: pydantic.TypeAdapter[Any], data: Any, format: str, first: 
         raise SchemaError(format, [(i if i is None else i + first, path, why) for i, path, why in problems]) from None
 
 
-def validate_others(adapter: pydantic.TypeAdapter[Any], items: list[Any], plain: Sequence[Any], format: str,
-                    ) -> list[Any]:
+def validate_others(adapter: pydantic.TypeAdapter[Any], items: Any, plain: Sequence[Any], format: str,
+                    others: Any = None) -> Any:
     """:func:`validate` of the ``items`` a lean read (``to_writable``) did not read as plain ones (those whose
-    ``plain`` entry is None), in one call; an error is located in the whole input, validated again for it
-    (its plain items are valid: the very same errors)."""
+    ``plain`` entry is None; or ``others``, ``items`` without them), in one call; an error is located in the
+    whole input, validated again for it (its plain items are valid: the very same errors)."""
     if not any(p is not None for p in plain):
-        return validate(adapter, items, format)  # type: ignore[no-any-return]
+        return validate(adapter, items, format)
     try:
-        return adapter.validate_python([item for item, p in zip(items, plain) if p is None])  # type: ignore[no-any-return]
+        return adapter.validate_python([item for item, p in zip(items, plain) if p is None] if others is None
+                                       else others)
     except pydantic.ValidationError:
         validate(adapter, items, format)
         raise
+
+
+def made(read: list[Any]) -> list[Any]:
+    """The messages a reader read, those it gave as canonical fields (dicts) validated in one call; where
+    one is at fault, the first such raises as it would alone (its error names the message's fields)."""
+    from ..model import MESSAGES, Message  # local: the model imports nothing from here
+
+    fields = [m for m in read if m.__class__ is dict]
+    try:
+        validated = iter(MESSAGES.validate_python(fields))
+    except pydantic.ValidationError:
+        for one in fields:
+            Message(**one)
+        raise
+    return [next(validated) if m.__class__ is dict else m for m in read]
 
 
 def _problems(exc: pydantic.ValidationError, data: Any) -> list[tuple[int | None, str, str]]:

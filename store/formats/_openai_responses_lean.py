@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import SchemaError
 from ..lean import Call, Plain, Writable, bare_arguments
 from ..model import MESSAGES as CANONICAL
-from ._common import message_list, parse_json, validate_others
-from .openai_responses import ITEMS, NAME, _Reader
+from ._common import parse_json, validate_others
+from .openai_responses import ITEMS, NAME, _Reader, items_of
+
 
 def _plain_kind(item: Any) -> str | None:
     """Which of the four plain shapes ``item`` has ("text", "assistant", "call", "output"), or None."""
@@ -96,11 +96,7 @@ def _call_fields(call_id: str, name: str, raw: str) -> dict[str, Any]:
 def to_writable(data: Any) -> list[Writable]:
     """``to_canonical``, with :class:`~store.lean.Plain` messages standing in for a user's or system's
     easy message and for a turn of plain calls alone, for a writer that takes them."""
-    raw = message_list(data, NAME)
-    bad = [(i, "", f"expected an item object, got {type(m).__name__}")
-           for i, m in enumerate(raw) if not isinstance(m, dict)]
-    if bad:
-        raise SchemaError(NAME, bad)
+    raw = items_of(data)
     kinds = [_plain_kind(item) for item in raw]
     parsed = iter(validate_others(ITEMS, raw, kinds, NAME))
     reader = _LeanReader()

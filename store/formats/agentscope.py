@@ -26,10 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from ..errors import SchemaError
 from ..lean import Plain, Result, Writable
-from ..model import MESSAGES as CANONICAL
 from ..model import (BLOCK, AudioBlock, Block, ImageBlock, Message, ReasoningBlock, ToolCallBlock,
                      ToolResultBlock, Usage, VideoBlock)
-from ._common import (CARRY_KEY, b64decode_exact, message_list, parse_data_uri, restore, unknown_fields,
+from ._common import (CARRY_KEY, b64decode_exact, made, message_list, parse_data_uri, restore, unknown_fields,
                       validate_others)
 
 NAME = "agentscope"
@@ -316,44 +315,31 @@ def _read(data: Any, lean: bool) -> list[Writable]:
     out: list[Any] = []  # canonical fields (or, restored, a canonical message; or a plain one)
     pending: tuple[int, int, dict[str, Any]] | None = None  # a carried payload waits for its continuations
     for index, p in enumerate(plain):
-        if p is not None:
-            if pending:
-                out[pending[0]] = _restored(out[pending[0]], pending[2], pending[1])
-            out.append(p)
-            pending = None
-            continue
-        m = next(parsed)
-        java = m.role in _JAVA_ROLES
-        metadata = dict(m.metadata or {})
-        payload = metadata.pop(CARRY_KEY) if isinstance(metadata.get(CARRY_KEY), dict) else {}
-        content = [TextPart(type="text", text=m.content)] if isinstance(m.content, str) else m.content
-        blocks = [_part_in(p, java) for p in content]
-        if payload.get("patch"):
-            blocks = _patched(blocks, payload["patch"], index)
-        if payload.get("continues") and out:
-            if out[-1].__class__ is Plain:
-                out[-1] = out[-1].fields()
-            out[-1]["content"].extend(blocks)  # the last Msg's: restored only once its continuations are in
-            continue
+        payload: dict[str, Any] = {}  # a plain item's (an unnamed message's) is read already
+        if p is None:
+            m = next(parsed)
+            java = m.role in _JAVA_ROLES
+            metadata = dict(m.metadata or {})
+            payload = metadata.pop(CARRY_KEY) if isinstance(metadata.get(CARRY_KEY), dict) else {}
+            content = [TextPart(type="text", text=m.content)] if isinstance(m.content, str) else m.content
+            blocks = [_part_in(part, java) for part in content]
+            if payload.get("patch"):
+                blocks = _patched(blocks, payload["patch"], index)
+            if payload.get("continues") and out:
+                if out[-1].__class__ is Plain:
+                    out[-1] = out[-1].fields()
+                out[-1]["content"].extend(blocks)  # the last Msg's: restored only once its continuations are in
+                continue
         if pending:
             out[pending[0]] = _restored(out[pending[0]], pending[2], pending[1])
         pending = (len(out), index, payload) if payload else None
-        out.extend(_split(m, java, metadata, blocks))
+        if p is None:
+            out.extend(_split(m, java, metadata, blocks))
+        else:
+            out.append(p)
     if pending:
         out[pending[0]] = _restored(out[pending[0]], pending[2], pending[1])
-    return _made(out)
-
-
-def _made(read: list[Any]) -> list[Any]:
-    """The messages read, those given as fields validated in one call."""
-    fields = [m for m in read if m.__class__ is dict]
-    try:
-        made = iter(CANONICAL.validate_python(fields))
-    except pydantic.ValidationError:  # the first message at fault raises, as it would alone
-        for one in fields:
-            Message(**one)
-        raise
-    return [next(made) if m.__class__ is dict else m for m in read]
+    return made(out)
 
 
 _BLOCK_TYPES = {"text", "thinking", "image", "audio", "video", "tool_use", "tool_result"}

@@ -21,11 +21,10 @@ from datetime import datetime
 from typing import Annotated, Any, Literal, Union
 
 import orjson
-from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag, TypeAdapter, ValidationError
+from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag, TypeAdapter
 
 from .. import exactjson
 from ..errors import SchemaError
-from ..model import MESSAGES as MESSAGES_OUT
 from ..model import (
     BLOCK,
     Block,
@@ -39,7 +38,7 @@ from ..model import (
     Usage,
 )
 from . import autogen_core as core
-from ._common import CARRY_KEY, message_list, restore, validate
+from ._common import CARRY_KEY, made, message_list, restore, validate
 from .autogen_core import FunctionCall, FunctionExecutionResult, ImageData, OpenModel, unknown
 
 NAME = "autogen"
@@ -361,19 +360,7 @@ def to_canonical(data: Any) -> list[Message]:
             merged[-1][0]["content"] += fields["content"]  # a canonical message split on export
             continue
         merged.append((fields, payload))
-    return _made([_apply(fields, payload) for fields, payload in merged])
-
-
-def _made(read: list[Message | dict[str, Any]]) -> list[Message]:
-    """The messages read, those given as fields validated in one call."""
-    fields = [m for m in read if m.__class__ is dict]
-    try:
-        made = iter(MESSAGES_OUT.validate_python(fields))
-    except ValidationError:  # the first message at fault raises, as it would alone
-        for one in fields:
-            Message(**one)  # type: ignore[arg-type]
-        raise
-    return [next(made) if m.__class__ is dict else m for m in read]  # type: ignore[misc]
+    return made([_apply(fields, payload) for fields, payload in merged])
 
 
 def looks_like(data: Any) -> bool:

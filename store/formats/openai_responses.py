@@ -401,13 +401,19 @@ def summary_of(text: str) -> list[dict[str, Any]]:
     return [{"type": "summary_text", "text": text}] if text else []
 
 
-def to_canonical(data: Any) -> list[Message]:
-    """Validate Responses input items and convert them to canonical messages."""
+def items_of(data: Any) -> list[dict[str, Any]]:
+    """The input items, each an object (else an error naming those that are not)."""
     raw = message_list(data, NAME)
     bad = [(i, "", f"expected an item object, got {type(m).__name__}")
            for i, m in enumerate(raw) if not isinstance(m, dict)]
     if bad:
         raise SchemaError(NAME, bad)
+    return raw
+
+
+def to_canonical(data: Any) -> list[Message]:
+    """Validate Responses input items and convert them to canonical messages."""
+    raw = items_of(data)
     reader = _Reader()
     for item in validate(ITEMS, raw, NAME):
         reader.item(item)

@@ -38,7 +38,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Literal, Union, get_args
 
-import pydantic
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
 
 from ..errors import SchemaError
@@ -47,7 +46,7 @@ from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock,
     TextBlock, ToolCallBlock, ToolResultBlock, VideoBlock,
 )
-from ._common import b64decode_exact, dump_json, parse_json, unknown_fields, validate
+from ._common import b64decode_exact, dump_json, parse_json, unknown_fields, validate, validate_others
 
 NAME = "otel-genai"
 
@@ -335,8 +334,7 @@ def _read(data: Any, lean: bool) -> list[Writable]:
     reader = _Reader()
     if isinstance(data, list):
         plain = _plains(data, lean)
-        rest = [m for m, p in zip(data, plain) if p is None]
-        out = _messages(reader, _parsed(MESSAGES, rest, plain, data), plain, len(data), 0, False)
+        out = _messages(reader, validate_others(MESSAGES, data, plain, NAME), plain, len(data), 0, False)
         if out:
             out[0] = canonical(out[:1])[0]
             out[0].extras.setdefault(NAME, {})["form"] = "list"  # type: ignore[union-attr]
@@ -346,7 +344,7 @@ def _read(data: Any, lean: bool) -> list[Writable]:
                                             f"got {type(data).__name__}")])
     plain = _plains(data.get("input_messages"), lean)
     rest = {**data, "input_messages": [m for m, p in zip(data["input_messages"], plain) if p is None]} if plain else data
-    attrs = _parsed(ATTRIBUTES, rest, plain, data)
+    attrs = validate_others(ATTRIBUTES, data, plain, NAME, others=rest)
     out: list[Writable] = [_system_in(attrs.system_instructions, reader)] if attrs.system_instructions is not None else []
     inputs, outputs = attrs.input_messages or [], attrs.output_messages or []
     count = len(plain) or len(inputs)
@@ -358,17 +356,6 @@ def _read(data: Any, lean: bool) -> list[Writable]:
         out[0].extras.setdefault(NAME, {}).update({k: v for k, v in (("absent", absent),  # type: ignore[union-attr]
                                                                      ("request", attrs.model_extra)) if v})
     return out
-
-
-def _parsed(adapter: TypeAdapter[Any], rest: Any, plain: list[Plain | None], data: Any) -> Any:
-    """``rest`` validated: ``data`` without its plain messages; an error located in the whole of ``data``."""
-    if not any(plain):
-        return validate(adapter, data, NAME)
-    try:
-        return adapter.validate_python(rest)
-    except pydantic.ValidationError:  # located in the whole input (its plain items are valid)
-        validate(adapter, data, NAME)
-        raise
 
 
 def _messages(reader: _Reader, parsed: list[Any], plain: list[Plain | None], count: int, first: int,
