@@ -173,7 +173,9 @@ class _Writer:
     def _plain_leftovers(self, out: _Out, part: _Part, kind: str) -> dict[str, Any]:
         """:meth:`_leftovers` of a plain message's part."""
         m = part.msg
-        payload: dict[str, Any] = {"extras": to_jsonable_python(dict(m.extras))} if m.extras else {}
+        payload: dict[str, Any] = {} if m.source_type is None else {"source_type": m.source_type}
+        if m.extras:
+            payload["extras"] = to_jsonable_python(dict(m.extras))
         if part.carried:
             payload["blocks"] = [{"at": at, "block": block} for at, block in part.carried.items()]
         if kind != "tool":  # its name is its Msg's, which reading back would give it
@@ -372,8 +374,9 @@ _SILENT = frozenset({"unset", "as_role"})
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.add_plain` writes a plain message as its canonical one would be: a result
-    naming its tool too (else its part is read back to be checked)."""
-    return writable(msg, NAME, own=False) and (msg.role != "tool" or msg.name is not None)
+    naming its tool too (else its part is read back to be checked); its source message type carried as
+    the canonical path carries it."""
+    return writable(msg, NAME, own=False, typed=True) and (msg.role != "tool" or msg.name is not None)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -289,14 +289,15 @@ class _Writer:
                                       "function_call": {"name": call.name, "arguments": call.arguments_raw}}))
             if msg.role == "assistant" and prev is not None and prev["role"] == "assistant" and prev.get("name") is None:
                 self.out[main].carried["split"] = True
-        if msg.extras:  # another format's notes: carried as _carry carries them
+        if msg.extras or msg.source_type is not None:  # another format's notes, its type: carried as _carry does
             self.out[main].carried.update(self._carried(msg, index))
 
     def _carried(self, msg: Plain, index: int) -> dict[str, Any]:
-        notes = dict(msg.extras)  # type: ignore[arg-type]  # none of Qwen's own (_takes)
-        for name in notes:
-            self.losses.add(index, f"extras.{name}", "carried", f"Qwen has no place for it; kept in extra.{CARRY_KEY}")
-        payload: dict[str, Any] = {"extras": notes}
+        payload: dict[str, Any] = {} if msg.source_type is None else {"source_type": msg.source_type}
+        if msg.extras:
+            payload["extras"] = dict(msg.extras)  # none of Qwen's own (_takes)
+        for what in [key for key in payload if key != "extras"] + [f"extras.{name}" for name in msg.extras or ()]:
+            self.losses.add(index, what, "carried", f"Qwen has no place for it; kept in extra.{CARRY_KEY}")
         if msg.source_format not in (None, NAME):
             payload["source_format"] = msg.source_format
         return payload
@@ -304,8 +305,9 @@ class _Writer:
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: not an empty
-    text (the general path drops or carries it), not an error."""
-    return writable(msg, NAME) and msg.text != "" and not (msg.role == "tool" and msg.content[0].is_error)
+    text (the general path drops or carries it), not an error; its source message type carried as the
+    general path carries it."""
+    return writable(msg, NAME, typed=True) and msg.text != "" and not (msg.role == "tool" and msg.content[0].is_error)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
