@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal, TypeAlias, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+Extras: TypeAlias = dict[str, dict[str, Any]]
+"""An ``extras`` bag: each format's notes (an object) under its name."""
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 ToolStatus: TypeAlias = Literal["pending", "answered", "error"]
 
@@ -30,11 +32,11 @@ class Usage(_Model):
     input_tokens: int | None = None
     output_tokens: int | None = None
     total_tokens: int | None = None
-    extras: dict[str, Any] = Field(default_factory=dict)
+    extras: Extras = Field(default_factory=dict)
 
 
 class _Block(_Model):
-    extras: dict[str, Any] = Field(default_factory=dict)
+    extras: Extras = Field(default_factory=dict)
 
 
 class TextBlock(_Block):
@@ -197,7 +199,7 @@ class Message(_Model):
     model: str | None = None
     usage: Usage | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
-    extras: dict[str, Any] = Field(default_factory=dict)
+    extras: Extras = Field(default_factory=dict)
 
 
 class Conversation(_Model):

@@ -5,6 +5,7 @@ the very same errors, as its ``to_canonical`` (the source models' path) gives.""
 from __future__ import annotations
 
 import copy
+import json
 import re
 from typing import Any
 
@@ -341,8 +342,6 @@ def test_an_agents_conversation_is_read_mostly_as_plain_messages(fmt):
 
 def test_a_bad_carried_field_fails_as_the_message_alone_would():
     """AutoGen's messages are validated in one call: the error is still the message's own."""
-    import json
-
     items = [{"source": "a", "models_usage": None, "metadata": {}, "content": "fine", "type": "TextMessage"},
              {"source": "a", "models_usage": None, "content": "x", "type": "TextMessage",
               "metadata": {"convstore": json.dumps({"autogen": {"role": "bogus"}})}}]
@@ -350,18 +349,38 @@ def test_a_bad_carried_field_fails_as_the_message_alone_would():
         read(items, "autogen")
 
 
+@pytest.mark.parametrize("notes", ["junk", [], 5])
+def test_notes_that_are_no_object_are_refused_not_written(notes):
+    """A format's notes are an object: the model refuses others (every writer reads them as one), and so
+    does a reader restoring carried notes (once a crash of the OpenAI writer, read from AutoGen)."""
+    from pydantic import ValidationError
+
+    from store.model import Message, TextBlock
+
+    with pytest.raises(ValidationError, match="extras.openai"):
+        Message(role="user", extras={"openai": notes})
+    with pytest.raises(ValidationError, match="extras.openai"):
+        TextBlock(text="x", extras={"openai": notes})
+    payload = '{"extras":{"openai":%s},"autogen":{"unnamed":true}}' % json.dumps(notes)
+    item = {"source": "user", "models_usage": None, "metadata": {"convstore": payload}, "content": "x",
+            "type": "TextMessage"}
+    with pytest.raises(ConvstoreError, match="^cannot read autogen input: 1 validation error for Message extras.openai"):
+        convert([item], from_="autogen", to="openai")
+
+
 _json = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5)),
                      lambda inner: st.one_of(st.lists(inner, max_size=3),
                                              st.dictionaries(st.text(max_size=3), inner, max_size=3)), max_leaves=6)
 _bag = st.dictionaries(st.text(max_size=6), _json, max_size=3)
 _field = st.one_of(st.none(), st.text(max_size=6))
+_notes = st.dictionaries(st.text(max_size=6), st.dictionaries(st.text(max_size=3), _json, max_size=3), max_size=3)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.fixed_dictionaries({}, optional={"extras": _bag, "metadata": _bag, "name": _field, "source_format": _field,
-                                           "source_type": _field, "external_id": _field, "model": _field,
-                                           "source_role": _field, "autogen": _bag}),
-       st.fixed_dictionaries({}, optional={"extras": _bag, "metadata": _bag, "name": _field, "source_format": _field,
+@given(st.fixed_dictionaries({}, optional={"extras": _notes | _bag, "metadata": _bag, "name": _field,
+                                           "source_format": _field, "source_type": _field, "external_id": _field,
+                                           "model": _field, "source_role": _field, "autogen": _bag}),
+       st.fixed_dictionaries({}, optional={"extras": _notes, "metadata": _bag, "name": _field, "source_format": _field,
                                            "model": _field}))
 def test_restoring_notes_and_strings_gives_what_the_validating_merge_gives(carried, own):
     """``restore`` merges such a payload into a copy of the message; ``blocks`` (here none) takes the
@@ -370,6 +389,11 @@ def test_restoring_notes_and_strings_gives_what_the_validating_merge_gives(carri
     from store.model import Message
 
     msg = Message(role="user", content=[{"kind": "text", "text": "hi"}], **own)
-    fast, slow = restore(msg, carried), restore(msg, {**carried, "blocks": []})
+    try:
+        slow = restore(msg, {**carried, "blocks": []})
+    except ValidationError as exc:  # notes that are no object: both refuse them
+        _same_error(exc, lambda: restore(msg, carried))
+        return
+    fast = restore(msg, carried)
     assert fast == slow
     assert fast.model_dump() == slow.model_dump()

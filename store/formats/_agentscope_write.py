@@ -100,6 +100,7 @@ _WHY_CARRIED = {
     "blocks": "usage is not content in AgentScope",
     "extras": "fields of another format",
 }
+_NO_FIELD = "AgentScope messages have no field for it"
 
 
 class _Writer:
@@ -218,11 +219,14 @@ class _Writer:
         payload: dict[str, Any] = {"name": None}
         if role != msg.role:
             payload["source_role"] = None
+        if msg.source_type is not None:
+            payload["source_type"] = msg.source_type
         if msg.extras:
             payload["extras"] = to_jsonable_python(dict(msg.extras))
         for key in payload:
+            why = _WHY_CARRIED.get(key, _NO_FIELD)
             for field in [f"extras.{k}" for k in payload[key]] if key == "extras" else [key]:
-                self.losses.add(index, field, "carried", f"{_WHY_CARRIED[key]}: kept in metadata.{CARRY_KEY}")
+                self.losses.add(index, field, "carried", f"{why}: kept in metadata.{CARRY_KEY}")
         if patches:
             payload["patch"] = patches
         self.out.append({"name": role, "role": role, "content": parts, "metadata": {CARRY_KEY: payload}})
@@ -253,7 +257,7 @@ class _Writer:
             fields = [f"extras.{k}" for k in payload[key]] if key == "extras" else \
                 [f"content[{b['at']}]" for b in payload[key]] if key == "blocks" else [key]
             for field in fields:
-                why = _WHY_CARRIED.get(key, "AgentScope messages have no field for it")
+                why = _WHY_CARRIED.get(key, _NO_FIELD)
                 self.losses.add(index, field, "carried", f"{why}: kept in metadata.{CARRY_KEY}")
         return payload
 
@@ -302,8 +306,9 @@ def _body(msg: Message, own: dict[str, Any], name: str, role: str, parts: list[d
 
 
 def _takes(msg: Any) -> bool:
-    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
-    return writable(msg, NAME)
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (its source
+    message type carried as the canonical path carries it)."""
+    return writable(msg, NAME, typed=True)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -273,6 +273,12 @@ def _bag(value: Any) -> bool:
     return value.__class__ is dict and all(key.__class__ is str for key in value)
 
 
+def notes_bag(value: Any) -> bool:
+    """Whether ``value`` is an ``extras`` bag: each format's notes, an object, under its name."""
+    return value.__class__ is dict and all(key.__class__ is str and notes.__class__ is dict
+                                           for key, notes in value.items())
+
+
 def _text(value: Any) -> bool:
     return value is None or value.__class__ is str
 
@@ -289,10 +295,10 @@ def _merged(carried: Any, current: Any) -> Any:
 
 
 _BAGS: dict[str, Callable[[Any], bool]] = {
-    "extras": _bag, "metadata": _bag, "source_role": _text, "name": _text, "source_format": _text,
+    "extras": notes_bag, "metadata": _bag, "source_role": _text, "name": _text, "source_format": _text,
     "source_type": _text, "external_id": _text, "model": _text}
 """The message fields a payload may bring back without validating the message again, and how each
-value is checked instead: dicts of any values, strings (or null)."""
+value is checked instead: dicts of any values (of dicts, for each format's notes), strings (or null)."""
 
 
 def restore(message: Any, carried: Any) -> Any:

@@ -39,7 +39,7 @@ from ..model import (
     Usage,
 )
 from . import autogen_core as core
-from ._common import CARRY_KEY, made, message_list, restore, validate_others
+from ._common import CARRY_KEY, notes_bag, made, message_list, restore, validate_others
 from .autogen_core import FunctionCall, FunctionExecutionResult, ImageData, OpenModel, unknown
 
 NAME = "autogen"
@@ -448,7 +448,7 @@ def _carried(text: str) -> tuple[str | None, dict[str, Any] | None] | None:
     own, extras = payload.get(_OWN), payload.get("extras", {})
     role = own.get("role") if own.__class__ is dict else None
     if own != ({"unnamed": True} if role is None else {"role": role, "unnamed": True}) \
-            or role is not None and (role.__class__ is not str or not role) or extras.__class__ is not dict:
+            or role is not None and (role.__class__ is not str or not role) or not notes_bag(extras):
         return None
     return role, extras or None
 

@@ -367,12 +367,13 @@ def test_what_items_cannot_express_is_reported_and_strict_raises():
 
 
 def test_any_canonical_input_is_written():
-    """Other code may put anything in ``extras["openai-responses"]``: what does not fit is ignored."""
+    """Other code may put anything in the notes of ``extras["openai-responses"]`` (an object: the model
+    says so): what does not fit is ignored."""
     msgs = [
-        Message(role="assistant", extras={NAME: "junk"}, content=[
+        Message(role="assistant", extras={NAME: {"x": "junk"}}, content=[
             TextBlock(text="a", extras={NAME: {"fields": 5, "type": 1, "item": "x"}}),
             ReasoningBlock(text="r", extras={NAME: {"summary": "no", "fields": []}}),
-            ToolCallBlock(call_id="x", name="f", extras={NAME: []}), DataBlock(data=[1], extras={NAME: {"item": True}}),
+            ToolCallBlock(call_id="x", name="f", extras={NAME: {}}), DataBlock(data=[1], extras={NAME: {"item": True}}),
         ]),
         Message(role="user", extras={NAME: {"fields": "x", "content": 3}}, content=[
             ImageBlock(extras={NAME: {"fields": None}}), FileBlock(extras={NAME: {"file_data": 5}}),

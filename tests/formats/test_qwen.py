@@ -237,11 +237,12 @@ def test_openai_legacy_function_calls_come_back():
 
 
 def test_any_canonical_input_is_written():
-    """Other code may put anything in ``extras["qwen"]``: what does not fit is ignored."""
+    """Other code may put anything in the notes of ``extras["qwen"]`` (an object: the model says so): what
+    does not fit is ignored."""
     msgs = [
-        Message(role="assistant", extras={"qwen": "junk"}, content=[
+        Message(role="assistant", extras={"qwen": {"junk": 1}}, content=[
             TextBlock(text="a", extras={"qwen": {"fields": 5, "reasoning": 1}}),
-            ImageBlock(url="u", extras={"qwen": {"dict": 3}}), ToolCallBlock(call_id="x", name="f", extras={"qwen": []}),
+            ImageBlock(url="u", extras={"qwen": {"dict": 3}}), ToolCallBlock(call_id="x", name="f", extras={"qwen": {}}),
         ]),
         Message(role="assistant", extras={"qwen": {"parts": [{"n": "2"}], "fields": "x", "extra": 3}},
                 content=[TextBlock(text="b")]),
