@@ -304,18 +304,22 @@ def _plain_out(msg: Plain, index: int, losses: Losses) -> _Out:
             d.update(model=None, tool_calls=calls or None)
         elif msg.role == "user":
             d["tool_call_id"] = None
-    if msg.extras:  # another format's notes, carried as _message_marks carries them
-        for name in msg.extras:
+    if msg.extras or msg.source_type is not None:  # its type, another format's notes: as _message_marks has them
+        head: dict[str, Any] = {} if msg.source_type is None else {"source_type": msg.source_type}
+        for name in msg.extras or ():
             losses.add(index, f"extras.{name}", "carried",
                        f"Docent {msg.role} messages have no such field; kept in metadata.{CARRY_KEY}")
-        marks = {"extras": to_jsonable_python(dict(msg.extras)), **marks}
+        if msg.extras:
+            head["extras"] = to_jsonable_python(dict(msg.extras))
+        marks = {**head, **marks}
     d["metadata"] = {CARRY_KEY: marks} if marks else None
     return _Out(index, d, False)
 
 
 def _takes(msg: Any) -> bool:
-    """Whether :func:`_plain_out` writes a plain message as its canonical one would be: not an error."""
-    return writable(msg, NAME) and not (msg.role == "tool" and msg.content[0].is_error)
+    """Whether :func:`_plain_out` writes a plain message as its canonical one would be: not an error (its
+    source message type carried as the canonical path carries it)."""
+    return writable(msg, NAME, typed=True) and not (msg.role == "tool" and msg.content[0].is_error)
 
 
 # --- Docent's ordering rules -------------------------------------------------------
