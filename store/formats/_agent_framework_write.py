@@ -292,11 +292,14 @@ class _Writer:
                 self.names[call.call_id] = call.name  # type: ignore[union-attr]
                 contents.append({"type": "function_call", "call_id": call.call_id, "name": call.name,  # type: ignore[union-attr]
                                  "arguments": call.arguments_raw, "hosted": False, "additional_properties": {}})  # type: ignore[union-attr]
-        others = dict(msg.extras) if msg.extras else None  # none of this format's own (_takes)
-        for name in others or ():
-            self.losses.add(index, f"extras.{name}", "carried", _CARRIED)
+        carried: dict[str, Any] = {} if msg.source_type is None else {"source_type": msg.source_type}
+        reported = list(carried) + [f"extras.{k}" for k in msg.extras or ()]
+        if msg.extras:  # none of this format's own (_takes)
+            carried["extras"] = dict(msg.extras)
+        for field in reported:
+            self.losses.add(index, field, "carried", _CARRIED)
         self.out.append({"type": "message", "role": msg.role, "contents": contents,
-                         "additional_properties": {CARRY_KEY: {"extras": others}} if others else {}})
+                         "additional_properties": {CARRY_KEY: carried} if carried else {}})
 
     def _plain_result(self, msg: Plain, index: int) -> dict[str, Any]:
         call_id, name = msg.content[0].call_id, msg.name
@@ -329,8 +332,9 @@ class _Writer:
 
 
 def _takes(msg: Any) -> bool:
-    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
-    return writable(msg, NAME, texts=ANY_ROLE)
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (its source
+    message type carried as the canonical path carries it)."""
+    return writable(msg, NAME, texts=ANY_ROLE, typed=True)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
