@@ -74,8 +74,8 @@ class Plain:
     """Of an assistant's item ``store.onepass`` read: its message row's ``extras`` and its document, as the
     general path makes them (which takes the document from here, ``docs.documents``)."""
     source_type: str | None = None
-    """The source's message type (LangChain's ``human``, say): only between a conversion's read and its
-    writer, whose plain path takes it only where it says so (:func:`writable`'s ``typed``)."""
+    """The source's message type (LangChain's ``human``, AutoGen's ``TextMessage``): only between a
+    conversion's read and its writer, whose plain path carries or ignores it as its canonical path does."""
 
     def fields(self) -> dict[str, Any]:
         """The canonical message's fields."""
@@ -217,16 +217,14 @@ Writable: TypeAlias = Message | Plain | Parts
 plain ones standing in for some (and on a write, :class:`Parts`)."""
 
 
-def writable(msg: Any, fmt: str, *, texts: frozenset[str] = PLAIN_ROLES, own: bool = True, typed: bool = False,
-             ) -> bool:
+def writable(msg: Any, fmt: str, *, texts: frozenset[str] = PLAIN_ROLES, own: bool = True) -> bool:
     """Whether ``msg`` is a :class:`Plain` that a writer of ``fmt`` writes itself, without its canonical
     message (the writer's ``plain`` path; others are made canonical first, :func:`canonical`): one without
-    ``fmt``'s notes (nor read from ``fmt``, unless ``own``), nor a source message type (unless ``typed``: a
-    writer whose canonical path does not look at it), a text of a role in ``texts``, an assistant's
-    calls or a tool's result. A writer may add conditions of its own; tests/test_lean_load.py and
+    ``fmt``'s notes (nor read from ``fmt``, unless ``own``), a text of a role in ``texts``, an assistant's
+    calls or a tool's result. Its source message type, if any, the plain path carries or ignores as the
+    canonical path does. A writer may add conditions of its own; tests/test_lean_load.py and
     tests/test_lean_read.py hold every writer's output and losses to the canonical path's."""
-    if msg.__class__ is not Plain or msg.extras and fmt in msg.extras or not own and msg.source_format == fmt \
-            or msg.source_type is not None and not typed:
+    if msg.__class__ is not Plain or msg.extras and fmt in msg.extras or not own and msg.source_format == fmt:
         return False
     if not msg.content:
         return msg.text is not None and msg.role in texts

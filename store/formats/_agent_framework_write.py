@@ -334,7 +334,7 @@ class _Writer:
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (its source
     message type carried as the canonical path carries it)."""
-    return writable(msg, NAME, texts=ANY_ROLE, typed=True)
+    return writable(msg, NAME, texts=ANY_ROLE)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -349,7 +349,7 @@ class _Writer:
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
-    return writable(msg, NAME, typed=True)  # its canonical path ignores source_type
+    return writable(msg, NAME)  # its canonical path ignores source_type
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -332,7 +332,7 @@ class Writer:
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`Writer._plain` writes a plain message as its canonical one would be."""
-    return writable(msg, NAME, typed=True)  # its canonical path ignores source_type
+    return writable(msg, NAME)  # its canonical path ignores source_type
 
 
 def _role(msg: Message) -> str:

@@ -300,7 +300,7 @@ _STAMPED = {"system-prompt", "user-prompt", "tool-return", "retry-prompt", "retr
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
-    return writable(msg, NAME, texts=ANY_ROLE, typed=True)  # its canonical path ignores source_type
+    return writable(msg, NAME, texts=ANY_ROLE)  # its canonical path ignores source_type
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -268,7 +268,7 @@ class _Writer:
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
-    return writable(msg, NAME, own=False, typed=True)  # its canonical path ignores source_type
+    return writable(msg, NAME, own=False)  # its canonical path ignores source_type
 
 
 def write(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]] | dict[str, Any]:
