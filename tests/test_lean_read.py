@@ -197,6 +197,24 @@ def _as2(role: str, content: list[Any], metadata: Any, **more: Any) -> dict[str,
     return {"name": role, "content": content, "role": role, "metadata": metadata, **_AS2_NULLS, **more}
 
 
+_as2_call = st.builds(lambda i, a, state, more: {"type": "tool_call", "id": i, "name": "f", "input": a, "state": state,
+                                                 "suggested_rules": [], "finished_at": None, **more},
+                      st.sampled_from(["c1", "c2", "c3"]), st.just('{"a": 1}') | _arguments,
+                      st.sampled_from(["finished", "finished", "pending"]),
+                      st.sampled_from([{}] * 9 + [{"suggested_rules": [{"r": 1}]}, {"finished_at": "t"}, {"x": 1}]))
+_as2_result = st.builds(lambda i, t, state, more: {"type": "tool_result", "id": i, "name": "f", "output": t, "state": state,
+                                                   "metadata": {}, "finished_at": None, **more},
+                        st.sampled_from(["c1", "c2", "c4"]), _text, st.sampled_from(["success", "success", "error"]),
+                        st.sampled_from([{}] * 9 + [{"metadata": {"k": 1}}, {"output": []}, {"name": None}]))
+_as2_payload = st.builds(lambda cuts, more: {"unset": ["name"], **cuts, **more},
+                         st.sampled_from([{"splits": [2, 3], "unmarked": True}, {"splits": [1, 2, 3, 4], "unmarked": True}] * 3
+                                         + [{"unmarked": True}, {"splits": [2, 3]}, {}, {"splits": 3, "unmarked": True},
+                                            {"joins": [2], "unmarked": True}, {"splits": ["x"], "unmarked": True}]),
+                         st.sampled_from([{}] * 4 + [{"extras": {"openai": {"content": "null"}}}] * 2
+                                         + [{"parts": {}}, {"as_role": "user"}, {"unset": ["source_role"]}]))
+_as2_turn = st.builds(lambda head, calls, results, payload: _as2("assistant", head + calls + results, {"convstore": payload}),
+                      st.lists(_text.map(lambda t: {"type": "text", "text": t, "finished_at": None}), max_size=1),
+                      st.lists(_as2_call, max_size=3), st.lists(_as2_result, max_size=3), _as2_payload)
 _agentscope2_item = st.one_of(
     st.builds(lambda r, t, meta: _as2(r, [{"type": "text", "text": t, "finished_at": None}], meta),
               st.sampled_from(["user", "assistant", "system"]), _text,
@@ -210,6 +228,10 @@ _agentscope2_item = st.one_of(
         {"type": "tool_result", "id": i, "name": n, "output": t, "state": "success", "metadata": {}, "finished_at": None}],
         {"convstore": {"unset": ["name"], "splits": [1], "unmarked": True}}), _id, _name, _text),
     st.builds(lambda t: _as2("system", [{"type": "tool_call", "id": "c", "name": "f", "input": "{}"}], {}), _text),
+    _as2_turn,
+    st.builds(lambda t, e: _as2("user", [{"type": "text", "text": t, "finished_at": None}],
+                                {"convstore": {"extras": e, "unset": ["name"]}}), _text,
+              st.sampled_from([{"openai": {"content": "list"}}, {}, {"openai": "x"}, [], {"agentscope2": {"part": 1}}])),
     st.sampled_from([_as2("user", [{"type": "text", "text": 7, "finished_at": None}], {}), "msg", {"role": "user"},
                      _as2(["user"], [], {})]),
 )
@@ -255,7 +277,7 @@ _autogen_item = st.one_of(
                      _ag("ToolCallRequestEvent", [{"id": 7, "arguments": "{}", "name": "f"}], _AG_UNNAMED),
                      _ag("MultiModalMessage", ["x", {"data": "not base64!"}], _AG_UNNAMED)]),
 )
-_ITEMS = {"agentscope2": st.lists(_agentscope2_item, max_size=10),
+_ITEMS = {"agentscope2": st.lists(_agentscope2_item, max_size=10) | st.lists(_as2_turn, max_size=4),
           "autogen": st.lists(_autogen_item.map(lambda item: [item]) | st.tuples(_autogen_item, _ag_part).map(list),
                               max_size=6).map(lambda groups: [item for group in groups for item in group]),
           "agentscope": st.lists(_agentscope_item, max_size=10),
@@ -347,6 +369,35 @@ def test_a_bad_carried_field_fails_as_the_message_alone_would():
               "metadata": {"convstore": json.dumps({"autogen": {"role": "bogus"}})}}]
     with pytest.raises(ConvstoreError, match="^cannot read autogen input: 1 validation error for Message role "):
         read(items, "autogen")
+
+
+def _as2_turn_of(payload: dict[str, Any], result: dict[str, Any] | None = None, state: str = "finished") -> list[Any]:
+    call = {"type": "tool_call", "id": "c1", "name": "f", "input": "{}", "state": state, "suggested_rules": [],
+            "finished_at": None}
+    results = [{"type": "tool_result", "id": i, "name": "f", "output": "ok", "state": "success", "metadata": {},
+                "finished_at": None, **(result or {})} for i in ("c1", "c2")]
+    return [_as2("assistant", [{"type": "text", "text": "t", "finished_at": None}, call, *results],
+                 {"convstore": {"unset": ["name"], **payload}})]
+
+
+@pytest.mark.parametrize("items", [
+    _as2_turn_of({"splits": [3], "unmarked": True}), _as2_turn_of({"splits": [3]}),
+    _as2_turn_of({"splits": 3, "unmarked": True}), _as2_turn_of({"splits": [3], "unmarked": True}, {"metadata": {"k": 1}}),
+    _as2_turn_of({"splits": [3], "unmarked": True}, state="pending"), _as2_turn_of({"unmarked": True}),
+    [_as2("user", [{"type": "text", "text": "t", "finished_at": None}], {"convstore": {"unset": ["name"], "splits": 3}})],
+    [_as2("user", [{"type": "text", "text": "t", "finished_at": None}], {"convstore": {"unset": ["name"], "unmarked": 1}})],
+], ids=["plain", "marked", "bad-splits", "result-metadata", "pending", "results-joined", "text-bad-splits",
+        "text-unmarked"])
+def test_agentscope2_turns_read_as_the_canonical_path_reads_them(items):
+    """Near misses of AgentScope 2's plain turns (a text, a call, its result and another) that random ones
+    seldom hit: each read as the canonical path reads it, or refused with the same error."""
+    module = FORMATS["agentscope2"]
+    try:
+        expected = module.to_canonical(copy.deepcopy(items))
+    except ConvstoreError as exc:
+        _same_error(exc, lambda: module.to_writable(copy.deepcopy(items)))
+        return
+    assert canonical(module.to_writable(copy.deepcopy(items))) == expected
 
 
 @pytest.mark.parametrize("notes", ["junk", [], 5])

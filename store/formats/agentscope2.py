@@ -258,8 +258,9 @@ _BLOCKS_IN: dict[type, Any] = {
 class _Reader:
     """Splits each Msg into canonical messages; knows which calls were answered."""
 
-    def __init__(self, msgs: list[Msg]) -> None:
-        self.answered = {b.id for m in msgs for b in m.content if b.type == "tool_result"}
+    def __init__(self, msgs: list[Msg], answered: set[str]) -> None:
+        """``answered``: the ids of the results of Msgs read without one (``_plain``)."""
+        self.answered = answered | {b.id for m in msgs for b in m.content if b.type == "tool_result"}
 
     def message(self, m: Msg, index: int) -> list[Message]:
         carried = m.metadata.get(CARRY_KEY)
@@ -364,47 +365,24 @@ def _apply(msg: Message, payload: dict[str, Any]) -> Message:
 
 def to_canonical(data: Any) -> list[Message]:
     """Validate AgentScope 2.x ``Msg`` dicts and convert them to canonical messages."""
-    return _read(data, lean=False)  # type: ignore[return-value]
-
-
-def to_writable(data: Any) -> list[Writable]:
-    """:func:`to_canonical`, with a :class:`~store.lean.Plain` standing in for each ``Msg`` of one text
-    that convstore wrote for an unnamed message (its name a stand-in, noted unset), for a writer that
-    takes them (``formats.convert``): read from the item itself, whose plain types are its validation.
-    A property test holds it to :func:`to_canonical` (tests/test_lean_read.py)."""
-    return _read(data, lean=True)
-
-
-_UNNAMED = {CARRY_KEY: {"unset": ["name"]}}
-_NULLS = ("usage", "finished_at", "finished_reason", "structured_output", "error")
-_TEXT_KEYS = {"type", "text", "finished_at"}
-
-
-def _plain(m: Any) -> Plain | None:
-    if m.__class__ is not dict or len(m) != 9 or m.get("name").__class__ is not str \
-            or (content := m.get("content")).__class__ is not list or len(content) != 1 \
-            or (part := content[0]).__class__ is not dict or part.keys() != _TEXT_KEYS or part["type"] != "text" \
-            or (text := part["text"]).__class__ is not str or part["finished_at"] is not None \
-            or (role := m.get("role")) not in ("user", "assistant", "system") or m.get("metadata") != _UNNAMED \
-            or any(m.get(key, 0) is not None for key in _NULLS):
-        return None
-    return Plain(role, text, NAME)
-
-
-def _read(data: Any, lean: bool) -> list[Writable]:
     raw = message_list(data, NAME)
-    plain = [_plain(m) for m in raw] if lean else [None] * len(raw)
+    return _read(raw, [None] * len(raw), set())  # type: ignore[return-value]
+
+
+def _read(raw: list[Any], plain: list[list[Plain] | None], answered: set[str]) -> list[Writable]:
+    """The messages of ``raw`` Msgs, those of a Msg read as plain ones (``plain``, see ``to_writable``) as
+    they are; ``answered``: the ids of the results of those Msgs."""
     parsed = iter(validate_others(MESSAGES, raw, plain, NAME))
     msgs = [next(parsed) if p is None else p for p in plain]
     problems = [  # what 2.x's own Msg validator enforces per role
         (i, f"content[{j}].type", f"a {m.role} Msg may hold only {' and '.join(sorted(_ALLOWED[m.role]))}")
-        for i, m in enumerate(msgs) if m.__class__ is not Plain and m.role in _ALLOWED
+        for i, m in enumerate(msgs) if m.__class__ is not list and m.role in _ALLOWED
         for j, b in enumerate(m.content) if b.type not in _ALLOWED[m.role]
     ]
     if problems:
         raise SchemaError(NAME, problems)
-    reader = _Reader([m for m in msgs if m.__class__ is not Plain])
-    return [c for i, m in enumerate(msgs) for c in ((m,) if m.__class__ is Plain else reader.message(m, i))]
+    reader = _Reader([m for m in msgs if m.__class__ is not list], answered)
+    return [c for i, m in enumerate(msgs) for c in (m if m.__class__ is list else reader.message(m, i))]
 
 
 _TYPES = {"text", "thinking", "hint", "data", "tool_call", "tool_result"}
@@ -432,6 +410,7 @@ def looks_like(data: Any) -> bool:
     return bool(msgs) and evidence
 
 
+from ._agentscope2_lean import to_writable  # noqa: E402  (it reads with the reader above)
 from ._agentscope2_write import TAKES_PLAIN, from_canonical  # noqa: E402  (the writer imports the names above)
 
 __all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical", "to_writable"]
