@@ -274,9 +274,13 @@ def _fields_of(items: list[Any], first: int = 0) -> list[Fields]:
 
 def to_canonical(data: Any) -> list[Message]:
     """Validate ``UIMessage[]`` (or ``{"messages": [...]}``) and convert them to canonical messages."""
-    wrapped = isinstance(data, dict)
-    out = _fields_of(message_list(data, NAME))
-    if wrapped and out:
+    return finish(data, _fields_of(message_list(data, NAME)))
+
+
+def finish(data: Any, out: list[Fields]) -> list[Message]:
+    """The canonical messages of the fields ``out`` read from ``data``, validated in one call (a
+    wrapper's other keys noted on the first)."""
+    if isinstance(data, dict) and out:
         out[0]["extras"].setdefault(NAME, {})["wrapper"] = {k: v for k, v in data.items() if k != "messages"}
     return CANONICAL.validate_python(out)
 
@@ -315,3 +319,8 @@ def from_canonical(messages: list[Message], losses: Losses) -> list[dict[str, An
     from ._vercel_ai_write import write  # the writer imports the models above
 
     return write(messages, losses)
+
+
+from ._vercel_ai_lean import to_writable  # noqa: E402  (it reads with the reader above)
+
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical", "to_canonical_stream", "to_writable"]
