@@ -296,7 +296,27 @@ _vercel_item = st.one_of(
     st.sampled_from([{"id": 7, "role": "user", "parts": []}, {"id": "m", "role": "bogus", "parts": []}, "message",
                      {"id": "m", "role": "user", "parts": "x"}, {"id": "m", "role": ["user"], "parts": []}]),
 )
-_ITEMS = {"vercel-ai": st.lists(_vercel_item, max_size=8) | st.builds(lambda m: {"messages": m, "x": 1},
+_pa_part = st.one_of(
+    st.builds(lambda k, t: {"content": t, "part_kind": k}, st.sampled_from(["system-prompt", "user-prompt", "text"]),
+              _text),
+    st.builds(lambda n, c, i: {"tool_name": n, "content": c, "part_kind": "tool-return", "tool_call_id": i}, _name,
+              _text | st.just({"a": [1]}) | st.none(), _id),
+    st.builds(lambda n, a, i: {"tool_name": n, "part_kind": "tool-call", "args": a, "tool_call_id": i}, _name,
+              _arguments | st.just({"a": 1}) | st.none() | st.just([1]), _id),
+    st.sampled_from([{"content": "x", "part_kind": "text", "id": "p1"}, {"content": 7, "part_kind": "text"},
+                     {"tool_name": "f", "part_kind": "tool-call", "args": "{}", "tool_call_id": None},
+                     {"tool_name": "f", "part_kind": "tool-call", "args": "{}"}, {"content": "t", "part_kind": "thinking"},
+                     {"content": ["x"], "part_kind": "user-prompt"}, {"content": "x", "part_kind": ["text"]}]),
+)
+_pydantic_ai_item = st.one_of(
+    st.builds(lambda k, parts: {"parts": parts, "kind": k}, st.sampled_from(["request", "response"]),
+              st.lists(_pa_part, max_size=4)),
+    st.builds(lambda parts, more: {"parts": parts, "kind": "response", **more}, st.lists(_pa_part, max_size=2),
+              st.sampled_from([{"timestamp": "2025-01-01T00:00:00Z"}, {"model_name": "m"}, {"x": 1}])),
+    st.sampled_from([{"parts": "x", "kind": "request"}, {"parts": [], "kind": "bogus"}, "message", {"kind": "request"}]),
+)
+_ITEMS = {"pydantic-ai": st.lists(_pydantic_ai_item, max_size=8),
+          "vercel-ai": st.lists(_vercel_item, max_size=8) | st.builds(lambda m: {"messages": m, "x": 1},
                                                                        st.lists(_vercel_item, max_size=4)),
           "agentscope2": st.lists(_agentscope2_item, max_size=10) | st.lists(_as2_turn, max_size=4),
           "autogen": st.lists(_autogen_item.map(lambda item: [item]) | st.tuples(_autogen_item, _ag_part).map(list),
@@ -373,6 +393,22 @@ def test_a_conversion_from_plain_items_writes_what_the_canonical_path_would(fmt,
     assert losses == list(expected[1])
 
 
+def _vercel_lean(item: Any) -> bool:
+    from store.formats._vercel_ai_lean import _lean
+
+    return _lean(item) is not None
+
+
+def _pydantic_ai_plain(item: Any) -> bool:
+    from store.formats.pydantic_ai import _plain
+
+    return _plain(item)
+
+
+_FIELDS_ONLY = {"vercel-ai": _vercel_lean, "pydantic-ai": _pydantic_ai_plain}
+"""Readers that give no plain messages, only canonical ones read the short way: which items they read so."""
+
+
 @pytest.mark.parametrize("fmt", READERS)
 def test_an_agents_conversation_is_read_mostly_as_plain_messages(fmt):
     """The fast path is taken: most of an agent's messages (texts, calls, results) are plain ones."""
@@ -380,10 +416,8 @@ def test_an_agents_conversation_is_read_mostly_as_plain_messages(fmt):
 
     items = convert(conversation(2000), from_="openai", to=fmt)
     msgs = FORMATS[fmt].to_writable(items)
-    if fmt == "vercel-ai":  # no plain shape (an id on every message): canonical fields built from the items
-        from store.formats._vercel_ai_lean import _lean
-
-        assert sum(_lean(m) is not None for m in items) > 0.8 * len(items)
+    if fmt in _FIELDS_ONLY:  # no plain shape (an id on every message, a kind on every part): fields built from the items
+        assert sum(map(_FIELDS_ONLY[fmt], items)) > 0.8 * len(items)
     else:
         assert sum(m.__class__ is Plain for m in msgs) > 0.3 * len(msgs)
     assert canonical(msgs) == read(convert(conversation(2000), from_="openai", to=fmt), fmt)

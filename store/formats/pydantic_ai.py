@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
 from ..errors import SchemaError
 from ..model import MESSAGES as CANONICAL
 from ..model import Message
-from ._common import b64decode_exact, dump_json, message_list, parse_json, validate
+from ._common import b64decode_exact, dump_json, message_list, parse_json, validate, validate_others
 
 NAME = "pydantic-ai"
 
@@ -339,6 +339,72 @@ def to_canonical(data: Any) -> list[Message]:
     return CANONICAL.validate_python([c for i, m in enumerate(messages) for c in _message_in(m, i)])
 
 
+def to_writable(data: Any) -> list[Message]:
+    """:func:`to_canonical` for a conversion (``formats.convert``): the messages of plain parts, with no keys but
+    their own (texts, prompts, tool calls and returns), are not validated with the source models first (their
+    plain types are their validation; the reader reads the items themselves either way). A property test
+    holds it to :func:`to_canonical` (tests/test_lean_read.py)."""
+    messages = message_list(data, NAME)
+    plain = [True if _plain(m) else None for m in messages]
+    validate_others(MESSAGES, messages, plain, NAME)
+    return CANONICAL.validate_python([c for i, (m, p) in enumerate(zip(messages, plain))
+                                      for c in (_plain_in(m) if p else _message_in(m, i))])
+
+
+_PLAIN_PARTS = {"request": ("system-prompt", "user-prompt", "tool-return"), "response": ("text", "tool-call")}
+_TEXT_PART = {"content", "part_kind"}
+_RETURN_PART = {"tool_name", "content", "part_kind", "tool_call_id"}
+_CALL_PART = {"tool_name", "part_kind", "args", "tool_call_id"}
+
+
+def _plain(m: Any) -> bool:
+    """Whether a message is of plain parts only, whose own types (strings; a call's arguments a string, an
+    object or null) the source models would take."""
+    if m.__class__ is not dict or len(m) != 2 or (parts := m.get("parts")).__class__ is not list:
+        return False
+    kinds = _PLAIN_PARTS.get(m.get("kind"))  # type: ignore[arg-type]
+    return kinds is not None and all(p.__class__ is dict and p.get("part_kind") in kinds and _plain_part(p)
+                                     for p in parts)
+
+
+def _plain_part(p: dict[str, Any]) -> bool:
+    kind = p["part_kind"]
+    if kind in ("tool-return", "tool-call"):
+        args = p.get("args")
+        return p.keys() == (_RETURN_PART if kind == "tool-return" else _CALL_PART) \
+            and p["tool_name"].__class__ is str and p["tool_call_id"].__class__ is str \
+            and (kind == "tool-return" or args is None or args.__class__ is str
+                 or args.__class__ is dict and all(key.__class__ is str for key in args))
+    return p.keys() == _TEXT_PART and p["content"].__class__ is str
+
+
+_PLAIN_ROLE = {"system-prompt": "system", "user-prompt": "user", "tool-return": "tool", "text": "assistant",
+               "tool-call": "assistant"}
+
+
+def _plain_in(m: dict[str, Any]) -> list[dict[str, Any]]:
+    """:func:`_message_in` of a message of plain parts (:func:`_plain`)."""
+    groups: list[list[Any]] = []  # [role, blocks]
+    for part in m["parts"]:
+        kind = part["part_kind"]
+        role, own = _PLAIN_ROLE[kind], {"part": {"part_kind": kind}}
+        if kind == "tool-return":
+            output, as_json = _text_of(part["content"])
+            block = {"kind": "tool_result", "call_id": part["tool_call_id"], "name": part["tool_name"],
+                     "output": output, "is_error": False, "extras": {NAME: {"json": True, **own} if as_json else own}}
+        elif kind == "tool-call":
+            block = {**_call(part, part["tool_call_id"], False), "extras": {NAME: own}}
+        else:
+            block = {"kind": "text", "text": part["content"], "extras": {NAME: own}}
+        if groups and groups[-1][0] == role:
+            groups[-1][1].append(block)
+        else:
+            groups.append([role, [block]])
+    groups = groups or [["assistant" if m["kind"] == "response" else "user", []]]
+    return [{"role": role, "content": blocks, "source_format": NAME,
+             "extras": {NAME: {"kind": m["kind"]} if n == 0 else {"joined": True}}} for n, (role, blocks) in enumerate(groups)]
+
+
 def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
     """:func:`to_canonical` chunk by chunk: each message converts on its own; errors name
     the index in the whole stream."""
@@ -363,4 +429,4 @@ def looks_like(data: Any) -> bool:
 
 from ._pydantic_ai_write import TAKES_PLAIN, from_canonical  # noqa: E402  (the writer imports the names above)
 
-__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical", "to_canonical_stream"]
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical", "to_canonical_stream", "to_writable"]
