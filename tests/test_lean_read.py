@@ -461,9 +461,13 @@ def _vc_turn(**more: Any) -> list[Any]:
     ("vercel-ai", _vc_turn(state="output-error")), ("vercel-ai", [{"id": "m", "role": "assistant", "parts": []}]),
     ("vercel-ai", [{"id": "m", "role": "assistant", "parts": [{"type": "tool-f", "toolCallId": "c",
                                                                "state": "output-available", "output": "o", "x": 1}]}]),
+    ("pydantic-ai", [{"parts": [{"tool_name": "f", "content": None, "part_kind": "tool-return", "tool_call_id": "c"}],
+                      "kind": "request"}]),
+    ("pydantic-ai", [{"parts": [{"tool_name": "f", "args": None, "part_kind": "tool-call", "tool_call_id": "c"}],
+                      "kind": "response"}]),
 ], ids=["as2-plain", "as2-marked", "as2-bad-splits", "as2-result-metadata", "as2-pending", "as2-results-joined",
         "as2-text-bad-splits", "as2-text-unmarked", "vc-plain", "vc-more-keys", "vc-json-output", "vc-error",
-        "vc-no-parts", "vc-no-input"])
+        "vc-no-parts", "vc-no-input", "pa-null-content", "pa-null-args"])
 def test_near_misses_read_as_the_canonical_path_reads_them(fmt, items):
     """Near misses of plain turns (a text, a call, its result and another) that random ones seldom hit:
     each read as the canonical path reads it, or refused with the same error."""

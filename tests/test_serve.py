@@ -237,7 +237,7 @@ def test_tool_call_table_filters_and_links_to_the_call(store, client):
 
 def hostile_conversation(store: ConversationStore) -> str:
     blocks = [
-        TextBlock(text=HOSTILE + " [link](javascript:alert(4)) ![img](javascript:alert(5))", extras={"x": HOSTILE}),
+        TextBlock(text=HOSTILE + " [link](javascript:alert(4)) ![img](javascript:alert(5))", extras={"x": {HOSTILE: HOSTILE}}),
         ReasoningBlock(text=HOSTILE),
         ImageBlock(url="javascript:alert(6)", media_type=HOSTILE),
         FileBlock(data=b"x", media_type="text/html", filename=HOSTILE),

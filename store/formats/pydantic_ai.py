@@ -358,8 +358,8 @@ _CALL_PART = {"tool_name", "part_kind", "args", "tool_call_id"}
 
 
 def _plain(m: Any) -> bool:
-    """Whether a message is of plain parts only, whose own types (strings; a call's arguments a string, an
-    object or null) the source models would take."""
+    """Whether a message is of plain parts only, whose own types (strings; a call's arguments a string or an
+    object; a return's content not null) the source models would take."""
     if m.__class__ is not dict or len(m) != 2 or (parts := m.get("parts")).__class__ is not list:
         return False
     kinds = _PLAIN_PARTS.get(m.get("kind"))  # type: ignore[arg-type]
@@ -369,12 +369,12 @@ def _plain(m: Any) -> bool:
 
 def _plain_part(p: dict[str, Any]) -> bool:
     kind = p["part_kind"]
-    if kind in ("tool-return", "tool-call"):
-        args = p.get("args")
+    if kind in ("tool-return", "tool-call"):  # a null content or args is noted as the part's own
+        value = p.get("content" if kind == "tool-return" else "args")
         return p.keys() == (_RETURN_PART if kind == "tool-return" else _CALL_PART) \
-            and p["tool_name"].__class__ is str and p["tool_call_id"].__class__ is str \
-            and (kind == "tool-return" or args is None or args.__class__ is str
-                 or args.__class__ is dict and all(key.__class__ is str for key in args))
+            and p["tool_name"].__class__ is str and p["tool_call_id"].__class__ is str and value is not None \
+            and (kind == "tool-return" or value.__class__ is str
+                 or value.__class__ is dict and all(key.__class__ is str for key in value))
     return p.keys() == _TEXT_PART and p["content"].__class__ is str
 
 
