@@ -32,7 +32,7 @@ from ..model import (
 from ..model import MESSAGES as CANONICAL
 from . import autogen_core as core
 from ._common import CARRY_KEY, Losses, carry, dump_json
-from .autogen import NAME, TYPES, _OWN, _role, _time
+from .autogen import NAME, PART, TYPES, _OWN, _role, _time
 from .autogen_core import finish
 
 TAKES_PLAIN = True
@@ -53,7 +53,6 @@ _TEXT_BODIES = {  # text-only types: their fields besides content, from the mess
 _LIST_TYPES = frozenset({"ToolCallRequestEvent", "ToolCallExecutionEvent", "MemoryQueryEvent",
                         "MultiModalMessage"})
 _NATIVE = {"name", "external_id", "created_at", "usage", "source_format", "source_type"}
-_PART = dump_json({_OWN: {"part": True}})
 _STRUCTURED = "StructuredMessage[Data]"
 """The type written for structured data from other formats (AgentChat names it after the content class)."""
 _CARRIED = "kept in metadata['convstore']"
@@ -109,7 +108,7 @@ class _Writer:
         ident = {} if msg.external_id is None else {"id": msg.external_id}
         self.out.append(finish(ident | head | first, own))
         for body in bodies[1:]:
-            self.out.append(head | {"models_usage": None, "metadata": {CARRY_KEY: _PART}} | body)
+            self.out.append(head | {"models_usage": None, "metadata": {CARRY_KEY: PART}} | body)
 
     def plain(self, msg: Plain, index: int) -> None:
         """:meth:`message` of a plain message (``store.lean``) that :func:`_takes`: the same messages and
@@ -142,7 +141,7 @@ class _Writer:
         head = {"source": source, "models_usage": None, "metadata": {CARRY_KEY: text}}
         self.out.append(head | bodies[0])
         for body in bodies[1:]:
-            self.out.append(head | {"models_usage": None, "metadata": {CARRY_KEY: _PART}} | body)
+            self.out.append(head | {"models_usage": None, "metadata": {CARRY_KEY: PART}} | body)
 
     def _plain_result(self, msg: Plain) -> dict[str, Any]:
         """The body of a plain tool result: its call's execution event, or a text stand-in where no call

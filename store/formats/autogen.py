@@ -25,7 +25,7 @@ from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag, Ty
 
 from .. import exactjson
 from ..errors import SchemaError
-from ..lean import PLAIN_ROLES, Call, Plain, Result, Writable, bare_arguments
+from ..lean import Plain, Writable
 from ..model import (
     BLOCK,
     Block,
@@ -39,7 +39,7 @@ from ..model import (
     Usage,
 )
 from . import autogen_core as core
-from ._common import CARRY_KEY, notes_bag, made, message_list, restore, validate_others
+from ._common import CARRY_KEY, dump_json, made, message_list, restore, validate_others
 from .autogen_core import FunctionCall, FunctionExecutionResult, ImageData, OpenModel, unknown
 
 NAME = "autogen"
@@ -344,22 +344,16 @@ def _patched(block: Block, patch: dict[str, Any] | None) -> Block:
 
 def to_canonical(data: Any) -> list[Message]:
     """Validate AgentChat messages (``dump()`` output) and convert them to canonical ones."""
-    return _read(data, lean=False)  # type: ignore[return-value]
-
-
-def to_writable(data: Any) -> list[Writable]:
-    """:func:`to_canonical`, with a :class:`~store.lean.Plain` standing in for each message convstore
-    wrote for an unnamed text, calls (after a text or not) or one result (its ``source`` a stand-in),
-    for a writer that takes them (``formats.convert``): read from the item itself, whose plain types are
-    its validation. A property test holds it to :func:`to_canonical` (tests/test_lean_read.py)."""
-    return _read(data, lean=True)
-
-
-def _read(data: Any, lean: bool) -> list[Writable]:
     raw = message_list(data, NAME)
-    plain = [_plain(m) for m in raw] if lean else [None] * len(raw)
-    if plain and plain[0] is not None and raw[0]["metadata"][CARRY_KEY] == _PART:
-        plain[0] = None  # a part with nothing before it is a message of its own, named
+    return _read(raw, [None] * len(raw))  # type: ignore[return-value]
+
+
+PART = dump_json({_OWN: {"part": True}})
+"""The payload of an AgentChat message that continues the message before it (a canonical one split on export)."""
+
+
+def _read(raw: list[Any], plain: list[Plain | None]) -> list[Writable]:
+    """The messages of ``raw``, those read as plain ones (``plain``, see ``to_writable``) as they are."""
     parsed = iter(validate_others(MESSAGES, raw, plain, NAME))
     models = [next(parsed) if p is None else None for p in plain]
     problems = []
@@ -372,7 +366,7 @@ def _read(data: Any, lean: bool) -> list[Writable]:
         raise SchemaError(NAME, problems)
     merged: list[Any] = []  # (fields, payload) of a message, or a plain one
     for p, m, r in zip(plain, models, raw):
-        if p is not None and not (merged and r["metadata"][CARRY_KEY] == _PART):
+        if p is not None and not (merged and r["metadata"][CARRY_KEY] == PART):
             merged.append(p)
             continue
         fields, payload = _message_in(m, r) if p is None else (p.fields(), {_OWN: {"part": True}})
@@ -390,69 +384,6 @@ def _read(data: Any, lean: bool) -> list[Writable]:
     return made([m if m.__class__ is Plain else _apply(*m) for m in merged])
 
 
-_UNNAMED = '{"autogen":{"unnamed":true}}'
-_PART = '{"autogen":{"part":true}}'
-_ROLES = {"TextMessage": PLAIN_ROLES, "ToolCallRequestEvent": {"assistant"}, "ToolCallExecutionEvent": {"tool"}}
-
-
-def _plain(m: Any) -> Plain | None:
-    """The message of an item convstore wrote for an unnamed message of a plain shape, without other
-    keys than AgentChat's own: a text, calls (each of a string id, name and arguments that parse to
-    exactly their text; ``_PART`` ones continue the message before), one result of a string (not an
-    error); its payload the unnamed note (and a role, another format's notes); None for any other."""
-    if m.__class__ is not dict or len(m) != 5 or m.get("models_usage", 0) is not None \
-            or (metadata := m.get("metadata")).__class__ is not dict or len(metadata) != 1 \
-            or (carried := metadata.get(CARRY_KEY)).__class__ is not str or (source := m.get("source")).__class__ is not str:
-        return None
-    kind, content = m.get("type"), m.get("content")
-    shape = _carried(carried)
-    if shape is None or kind.__class__ is not str or (role := shape[0] or _role(kind, source)) not in _ROLES.get(kind, ()):
-        return None
-    if kind == "TextMessage" and carried != _PART:
-        return Plain(role, content, NAME, extras=shape[1], source_type=kind) if content.__class__ is str else None
-    if content.__class__ is not list or not content or kind != "ToolCallRequestEvent" and (len(content) != 1
-                                                                                          or carried == _PART):
-        return None
-    if kind == "ToolCallExecutionEvent":
-        result = content[0]
-        if result.__class__ is not dict or len(result) != 4 or result.get("is_error") is not False \
-                or (text := result.get("content")).__class__ is not str \
-                or (call_id := result.get("call_id")).__class__ is not str or (name := result.get("name")).__class__ is not str:
-            return None
-        return Plain("tool", text, NAME, (Result(call_id),), name, extras=shape[1], source_type=kind)
-    calls = [_call(c) for c in content]
-    if None in calls:
-        return None
-    return Plain("assistant", None, NAME, tuple(calls), extras=shape[1], source_type=kind)  # type: ignore[arg-type]
-
-
-def _call(call: Any) -> Call | None:
-    if call.__class__ is not dict or len(call) != 3 or (call_id := call.get("id")).__class__ is not str \
-            or (name := call.get("name")).__class__ is not str or (raw := call.get("arguments")).__class__ is not str \
-            or not bare_arguments(raw):
-        return None
-    return Call(call_id, name, raw)
-
-
-def _carried(text: str) -> tuple[str | None, dict[str, Any] | None] | None:
-    """The role and the other formats' notes an unnamed message's payload holds (or the part of a message
-    split on export: ``_PART``), where it holds nothing else; else None."""
-    if text == _UNNAMED or text == _PART:
-        return None, None
-    try:
-        payload = exactjson.loads(text)
-    except orjson.JSONDecodeError:
-        return None
-    if payload.__class__ is not dict or not payload.keys() <= {_OWN, "extras"}:
-        return None
-    own, extras = payload.get(_OWN), payload.get("extras", {})
-    role = own.get("role") if own.__class__ is dict else None
-    if own != ({"unnamed": True} if role is None else {"role": role, "unnamed": True}) \
-            or role is not None and (role.__class__ is not str or not role) or not notes_bag(extras):
-        return None
-    return role, extras or None
-
-
 def looks_like(data: Any) -> bool:
     """A non-empty list of objects whose ``type`` is an AgentChat message or event class name."""
     try:
@@ -462,6 +393,7 @@ def looks_like(data: Any) -> bool:
     return bool(msgs) and all(isinstance(m, dict) and _tag(m) != core.UNTYPED for m in msgs)
 
 
+from ._autogen_lean import to_writable  # noqa: E402  (it reads with the reader above)
 from ._autogen_write import TAKES_PLAIN, from_canonical  # noqa: E402  (the writer imports the names above)
 
 __all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "to_canonical", "to_writable"]
