@@ -315,7 +315,24 @@ _pydantic_ai_item = st.one_of(
               st.sampled_from([{"timestamp": "2025-01-01T00:00:00Z"}, {"model_name": "m"}, {"x": 1}])),
     st.sampled_from([{"parts": "x", "kind": "request"}, {"parts": [], "kind": "bogus"}, "message", {"kind": "request"}]),
 )
-_ITEMS = {"pydantic-ai": st.lists(_pydantic_ai_item, max_size=8),
+_ac_call = st.builds(lambda i, a, n: {"id": i, "arguments": a, "name": n}, _id, _arguments, _name)
+_ac_result = st.builds(lambda t, i, e, more: {"content": t, "name": "f", "call_id": i, "is_error": e, **more}, _text, _id,
+                       st.sampled_from([False, False, True, None]), st.sampled_from([{}] * 5 + [{"x": 1}]))
+_autogen_core_item = st.one_of(
+    st.builds(lambda t: {"content": t, "type": "SystemMessage"}, _text),
+    st.builds(lambda t, s: {"content": t, "source": s, "type": "UserMessage"}, _text, st.sampled_from(["user", "ana"])),
+    st.builds(lambda c, th: {"content": c, "thought": th, "source": "assistant", "type": "AssistantMessage"},
+              _text | st.lists(_ac_call, max_size=2), st.none() | _text),
+    st.builds(lambda rs: {"content": rs, "type": "FunctionExecutionResultMessage"}, st.lists(_ac_result, max_size=2)),
+    st.sampled_from([{"content": "x", "type": "SystemMessage", "x": 1}, {"content": 7, "type": "SystemMessage"},
+                     {"content": "x", "source": "a", "type": "AssistantMessage"},
+                     {"content": "x", "thought": 7, "source": "a", "type": "AssistantMessage"},
+                     {"content": ["x", {"data": "not base64"}], "source": "u", "type": "UserMessage"},
+                     {"content": [{"id": "c", "arguments": "{}"}], "thought": None, "source": "a",
+                      "type": "AssistantMessage"}, {"content": "x", "type": "Bogus"}, "message"]),
+)
+_ITEMS = {"autogen-core": st.lists(_autogen_core_item, max_size=8),
+          "pydantic-ai": st.lists(_pydantic_ai_item, max_size=8),
           "vercel-ai": st.lists(_vercel_item, max_size=8) | st.builds(lambda m: {"messages": m, "x": 1},
                                                                        st.lists(_vercel_item, max_size=4)),
           "agentscope2": st.lists(_agentscope2_item, max_size=10) | st.lists(_as2_turn, max_size=4),
@@ -405,7 +422,13 @@ def _pydantic_ai_plain(item: Any) -> bool:
     return _plain(item)
 
 
-_FIELDS_ONLY = {"vercel-ai": _vercel_lean, "pydantic-ai": _pydantic_ai_plain}
+def _autogen_core_lean(item: Any) -> bool:
+    from store.formats.autogen_core import _lean
+
+    return _lean(item) is not None
+
+
+_FIELDS_ONLY = {"vercel-ai": _vercel_lean, "pydantic-ai": _pydantic_ai_plain, "autogen-core": _autogen_core_lean}
 """Readers that give no plain messages, only canonical ones read the short way: which items they read so."""
 
 

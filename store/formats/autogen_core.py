@@ -41,7 +41,7 @@ from ..model import (
     UsageBlock,
     VideoBlock,
 )
-from ._common import b64decode_exact, b64encode, dump_json, message_list, parse_json, validate
+from ._common import b64decode_exact, b64encode, dump_json, message_list, parse_json, validate, validate_others
 
 NAME = "autogen-core"
 
@@ -323,6 +323,74 @@ def to_canonical(data: Any) -> list[Message]:
     return messages_in(parsed)
 
 
+def to_writable(data: Any) -> list[Message]:
+    """:func:`to_canonical` for a conversion (``formats.convert``): the canonical fields of messages of plain
+    values, with no keys but their own (texts, calls whose arguments are a string, results noting whether
+    they failed), built from the items themselves (their plain types are their validation), the others'
+    from the source models. A property test holds it to :func:`to_canonical` (tests/test_lean_read.py)."""
+    raw = message_list(data, NAME)
+    lean = [_lean(m) for m in raw]
+    parsed = iter(validate_others(MESSAGES, raw, lean, NAME))
+    models = [next(parsed) if fields is None else None for fields in lean]
+    if problems := check_images([m for m in models if m is not None]):
+        raise SchemaError(NAME, [(_index(models, i), path, why) for i, path, why in problems])
+    return CANONICAL.validate_python([fields if fields is not None else _IN[type(m)](m) for fields, m in zip(lean, models)])
+
+
+def _index(models: list[Any], k: int) -> int:
+    """The index in the input of the ``k``-th message read with the source models."""
+    return [i for i, m in enumerate(models) if m is not None][k]
+
+
+_KEYS = {"SystemMessage": {"content", "type"}, "UserMessage": {"content", "source", "type"},
+         "AssistantMessage": {"content", "thought", "source", "type"},
+         "FunctionExecutionResultMessage": {"content", "type"}}
+_ROLES = {"SystemMessage": "system", "UserMessage": "user", "AssistantMessage": "assistant",
+          "FunctionExecutionResultMessage": "tool"}
+
+
+def _lean(m: Any) -> dict[str, Any] | None:
+    """The canonical fields of a message of plain values, as ``_IN`` builds them; None for any other."""
+    kind = m.get("type") if m.__class__ is dict else None
+    if kind.__class__ is not str or m.keys() != _KEYS.get(kind) or m.get("source", "").__class__ is not str:
+        return None
+    content, thought = m["content"], m.get("thought")
+    if kind == "FunctionExecutionResultMessage":
+        blocks = [_lean_result(r) for r in content] if content.__class__ is list else [None]
+    elif content.__class__ is str:
+        blocks = [] if thought is None else [{"kind": "reasoning", "text": thought}]
+        if content or thought is None:
+            blocks.append({"kind": "text", "text": content})
+    else:
+        blocks = [_lean_call(c) for c in content] if kind == "AssistantMessage" and content.__class__ is list \
+            and content else [None]
+        if thought is not None:
+            blocks.insert(0, {"kind": "reasoning", "text": thought})
+    if None in blocks or thought is not None and thought.__class__ is not str:
+        return None
+    fields = {"role": _ROLES[kind], "content": blocks, "source_format": NAME, "source_type": kind}
+    if "source" in m:
+        fields["name"] = m["source"]
+    return fields
+
+
+def _lean_call(c: Any) -> dict[str, Any] | None:
+    if c.__class__ is not dict or len(c) != 3 or (raw := c.get("arguments")).__class__ is not str \
+            or (call_id := c.get("id")).__class__ is not str or (name := c.get("name")).__class__ is not str:
+        return None
+    arguments, error = parse_json(raw)
+    return {"kind": "tool_call", "call_id": call_id, "name": name, "arguments": arguments, "arguments_raw": raw,
+            "parse_error": error}
+
+
+def _lean_result(r: Any) -> dict[str, Any] | None:
+    if r.__class__ is not dict or len(r) != 4 or (output := r.get("content")).__class__ is not str \
+            or (call_id := r.get("call_id")).__class__ is not str or (name := r.get("name")).__class__ is not str \
+            or (is_error := r.get("is_error")).__class__ is not bool:
+        return None
+    return {"kind": "tool_result", "call_id": call_id, "name": name, "output": output, "is_error": is_error}
+
+
 def looks_like(data: Any) -> bool:
     """A non-empty list of objects whose ``type`` is an LLM message class name."""
     try:
@@ -334,4 +402,4 @@ def looks_like(data: Any) -> bool:
 
 from ._autogen_core_write import TAKES_PLAIN, from_canonical, messages_out  # noqa: E402  (the writer imports the names above)
 
-__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "messages_out", "to_canonical"]
+__all__ = ["NAME", "TAKES_PLAIN", "from_canonical", "looks_like", "messages_out", "to_canonical", "to_writable"]
