@@ -390,7 +390,8 @@ def _answers(msg: Message | Plain, requested: set[str]) -> bool:
 def _rest(msg: Message | Plain) -> dict[str, Any]:
     """What of a message two tool messages must share to join: all but its content."""
     if msg.__class__ is Plain:  # its canonical message's
-        return {**_PLAIN_REST, "source_format": msg.source_format, "extras": dict(msg.extras or {})}
+        return {**_PLAIN_REST, "source_format": msg.source_format, "source_type": msg.source_type,
+                "extras": dict(msg.extras or {})}
     return msg.model_dump(exclude={"content"})  # type: ignore[union-attr]
 
 
