@@ -59,8 +59,10 @@ class Format:
     read_fields_stream: Callable[..., Iterator[tuple[list[Any], list[Any], list[bool]]]] | None = None
     """``read_fields`` chunk by chunk (one reader spans the chunks), for ``read_stream_marked``."""
     to_writable: Callable[[Any], list[Writable]] | None = None
-    """``to_canonical`` with :class:`~store.lean.Plain` messages standing in for some, for a writer that
-    takes them (``convert``), for formats without ``read_fields``."""
+    """``to_canonical`` for a conversion (``convert``), for formats without ``read_fields``: the items of
+    plain shapes read from the items themselves, without the source models, as :class:`~store.lean.Plain`
+    messages (for a writer that takes them) or, where the format's every message has something a plain
+    one does not (an id, a speaker, per-part notes), as canonical messages built from their fields."""
     takes_plain: bool = False
     """Whether ``from_canonical`` takes :class:`~store.lean.Plain` messages among the canonical
     ones (a load then reads plain rows as those: ``codec.readable_from_rows``)."""
