@@ -85,9 +85,10 @@ def _source(block: Any, meta: dict[str, Any]) -> dict[str, Any] | None:
     return source | (meta.get("source_fields") or {})
 
 
-def _plain(block: Block) -> bool:
-    """Whether ``block`` surely reads back as it is (no need to check it by reading it back)."""
-    if block.extras:
+def _plain(block: Block, notes: bool = False) -> bool:
+    """Whether ``block`` surely reads back as it is (no need to check it by reading it back); with ``notes``,
+    all of it but its extras (other formats' notes: the caller knows it has none of this format's)."""
+    if block.extras and not notes:
         return False
     if isinstance(block, TextBlock):
         return True
@@ -349,6 +350,8 @@ class _Writer:
 
     def _patch(self, block: Block, d: dict[str, Any], ts: str | None) -> dict[str, Any]:
         """The fields of ``block`` that reading its 2.x form back does not give."""
+        if _plain(block, notes=True):  # reading back gives all but its notes (none of this format's)
+            return block.model_dump(mode="json", include={"extras"})
         again = PART.validate_python(d)
         want = block.model_dump(mode="json")
         got = _BLOCKS_IN[type(again)](again, ts, self.answered).model_dump(mode="json")
