@@ -313,7 +313,8 @@ _pydantic_ai_item = st.one_of(
               st.lists(_pa_part, max_size=4)),
     st.builds(lambda parts, more: {"parts": parts, "kind": "response", **more}, st.lists(_pa_part, max_size=2),
               st.sampled_from([{"timestamp": "2025-01-01T00:00:00Z"}, {"model_name": "m"}, {"x": 1}])),
-    st.sampled_from([{"parts": "x", "kind": "request"}, {"parts": [], "kind": "bogus"}, "message", {"kind": "request"}]),
+    st.sampled_from([{"parts": "x", "kind": "request"}, {"parts": [], "kind": "bogus"}, "message", {"kind": "request"},
+                     {"parts": [], "kind": ["request"]}]),
 )
 _ac_call = st.builds(lambda i, a, n: {"id": i, "arguments": a, "name": n}, _id, _arguments, _name)
 _ac_result = st.builds(lambda t, i, e, more: {"content": t, "name": "f", "call_id": i, "is_error": e, **more}, _text, _id,
@@ -551,3 +552,41 @@ def test_restoring_notes_and_strings_gives_what_the_validating_merge_gives(carri
     fast = restore(msg, carried)
     assert fast == slow
     assert fast.model_dump() == slow.model_dump()
+
+
+_junk = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=4),
+                               st.sampled_from(["text", "tool_call", "tool_result", "assistant", "user", "request",
+                                                "TextMessage", "tool-f", "step-start", "convstore"])),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                         st.sampled_from(["role", "content", "type", "parts", "kind", "part_kind", "metadata", "id",
+                                          "source", "text", "name", "convstore", "models_usage"]), inner, max_size=5),
+                     max_leaves=12)
+
+
+def _paths(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    inner = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    return [at] + [p for key, v in inner for p in _paths(v, (*at, key))]
+
+
+def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    out = copy.copy(value)
+    out[path[0]] = _replaced(value[path[0]], path[1:], new)
+    return out
+
+
+@pytest.mark.parametrize("fmt", READERS)
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_junk_is_refused_with_our_error_not_a_traceback(fmt, data):
+    """A conversion's lean read takes any JSON: items of the format with one value anywhere in them made
+    junk convert into any target, or are refused with convstore's error (an unhashable kind once raised a
+    TypeError from a look-up, carried OpenAI notes of ``"fields": true`` one from the OpenAI writer)."""
+    items = data.draw(_sources(fmt))
+    path = data.draw(st.sampled_from(_paths(items)))
+    items = _replaced(items, path, data.draw(_junk))
+    try:
+        convert(copy.deepcopy(items), from_=fmt, to=data.draw(st.sampled_from(TARGETS)))
+    except ConvstoreError:
+        pass

@@ -412,7 +412,8 @@ def merge_own(out: dict[str, Any], extras: dict[str, Any], inner: str | None = N
     """``out`` with what the source in ``fmt`` had beside the fields convstore reads: its
     unknown keys (``fields``) and, under ``out[inner]``, those of a nested object (``inner``)."""
     own = extras.get(fmt, {})
-    if inner and own.get("inner"):
-        out[inner].update(own["inner"])
-    out.update(own.get("fields") or {})
+    if inner and (nested := own.get("inner")).__class__ is dict:
+        out[inner].update(nested)
+    if (fields := own.get("fields")).__class__ is dict:  # notes of other code may hold anything: not merged
+        out.update(fields)
     return out

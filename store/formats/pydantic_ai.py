@@ -362,7 +362,7 @@ def _plain(m: Any) -> bool:
     object; a return's content not null) the source models would take."""
     if m.__class__ is not dict or len(m) != 2 or (parts := m.get("parts")).__class__ is not list:
         return False
-    kinds = _PLAIN_PARTS.get(m.get("kind"))  # type: ignore[arg-type]
+    kinds = _PLAIN_PARTS.get(kind) if (kind := m.get("kind")).__class__ is str else None
     return kinds is not None and all(p.__class__ is dict and p.get("part_kind") in kinds and _plain_part(p)
                                      for p in parts)
 
