@@ -150,6 +150,13 @@ def _message_marks(msg: Message, index: int, losses: Losses, blocks: dict[int, B
     return payload
 
 
+def _carried(meta: dict[str, Any] | None) -> dict[str, Any]:
+    """What an output message's metadata carries so far: its ``convstore`` notes, where they are ours (a
+    message's own metadata may hold anything under that key, which the notes then replace)."""
+    marks = (meta or {}).get(CARRY_KEY)
+    return marks if isinstance(marks, dict) else {}
+
+
 def _set_metadata(d: dict[str, Any], msg: Message, marks: dict[str, Any]) -> None:
     meta = {**msg.metadata, CARRY_KEY: marks} if marks else dict(msg.metadata)
     d["metadata"] = meta if meta or msg.extras.get(NAME, {}).get("metadata") == "empty" else None
@@ -199,7 +206,7 @@ def _tool_out(msg: Message, index: int, losses: Losses) -> list[dict[str, Any]]:
         marks["join"] = len(dicts) - 1
     first = dicts[0]
     first.update(id=msg.external_id, **(msg.extras.get(NAME, {}).get("fields") or {}))
-    _set_metadata(first, msg, {**marks, **(first["metadata"] or {}).get(CARRY_KEY, {})})
+    _set_metadata(first, msg, {**marks, **_carried(first["metadata"])})
     return dicts
 
 
@@ -395,7 +402,7 @@ class _Arranger:
     def _relabel(self, it: _Out, why: str) -> _Out:
         d = it.d
         meta = dict(d.get("metadata") or {})
-        meta[CARRY_KEY] = {**meta.get(CARRY_KEY, {}), "was": {k: v for k, v in d.items() if k != "metadata"}}
+        meta[CARRY_KEY] = {**_carried(meta), "was": {k: v for k, v in d.items() if k != "metadata"}}
         label = "[system]"
         if d["role"] == "tool":
             function = f" ({d['function']})" if d.get("function") else ""
@@ -420,7 +427,7 @@ class _Arranger:
         d = _merged(o.group) if o.group else o.d
         if not o.native and _empty(d):
             meta = dict(d.get("metadata") or {})
-            meta[CARRY_KEY] = {**meta.get(CARRY_KEY, {}), "pad": d["content"]}
+            meta[CARRY_KEY] = {**_carried(meta), "pad": d["content"]}
             d = {**d, "content": f"(empty {d['role']} message)", "metadata": meta}
             self.losses.add(o.index, "content", "approximated",
                             "Docent flags empty messages: wrote a placeholder text (removed on import)")
