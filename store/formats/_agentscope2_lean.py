@@ -59,7 +59,8 @@ def _plain(m: Any, answered: set[str]) -> list[Plain] | None:
     if _segments([b["type"] for b in content], payload) != [("main", 0, at)] + [("tool", j, j + 1)
                                                                                   for j in range(at, len(content))]:
         return None  # a result is not a message of its own
-    return [Plain("assistant", text, NAME, tuple(calls), extras=extras or None), *results]  # type: ignore[arg-type, list-item]
+    head = Plain("assistant", text, NAME, tuple(calls), extras=extras or None)  # type: ignore[arg-type]
+    return [head, *results]  # type: ignore[list-item]
 
 
 def _plain_call(b: dict[str, Any], answered: set[str]) -> Call | None:

@@ -40,11 +40,13 @@ def _plain(m: Any) -> Plain | None:
     error); its payload the unnamed note (and a role, another format's notes); None for any other."""
     if m.__class__ is not dict or len(m) != 5 or m.get("models_usage", 0) is not None \
             or (metadata := m.get("metadata")).__class__ is not dict or len(metadata) != 1 \
-            or (carried := metadata.get(CARRY_KEY)).__class__ is not str or (source := m.get("source")).__class__ is not str:
+            or (carried := metadata.get(CARRY_KEY)).__class__ is not str \
+            or (source := m.get("source")).__class__ is not str:
         return None
     kind, content = m.get("type"), m.get("content")
     shape = _carried(carried)
-    if shape is None or kind.__class__ is not str or (role := shape[0] or _role(kind, source)) not in _ROLES.get(kind, ()):
+    if shape is None or kind.__class__ is not str \
+            or (role := shape[0] or _role(kind, source)) not in _ROLES.get(kind, ()):
         return None
     if kind == "TextMessage" and carried != PART:
         return Plain(role, content, NAME, extras=shape[1], source_type=kind) if content.__class__ is str else None
@@ -55,7 +57,8 @@ def _plain(m: Any) -> Plain | None:
         result = content[0]
         if result.__class__ is not dict or len(result) != 4 or result.get("is_error") is not False \
                 or (text := result.get("content")).__class__ is not str \
-                or (call_id := result.get("call_id")).__class__ is not str or (name := result.get("name")).__class__ is not str:
+                or (call_id := result.get("call_id")).__class__ is not str \
+                or (name := result.get("name")).__class__ is not str:
             return None
         return Plain("tool", text, NAME, (Result(call_id),), name, extras=shape[1], source_type=kind)
     calls = [_call(c) for c in content]

@@ -334,7 +334,8 @@ def to_writable(data: Any) -> list[Message]:
     models = [next(parsed) if fields is None else None for fields in lean]
     if problems := check_images([m for m in models if m is not None]):
         raise SchemaError(NAME, [(_index(models, i), path, why) for i, path, why in problems])
-    return CANONICAL.validate_python([fields if fields is not None else _IN[type(m)](m) for fields, m in zip(lean, models)])
+    return CANONICAL.validate_python([fields if fields is not None else _IN[type(m)](m)
+                                      for fields, m in zip(lean, models)])
 
 
 def _index(models: list[Any], k: int) -> int:

@@ -402,7 +402,8 @@ def _plain_in(m: dict[str, Any]) -> list[dict[str, Any]]:
             groups.append([role, [block]])
     groups = groups or [["assistant" if m["kind"] == "response" else "user", []]]
     return [{"role": role, "content": blocks, "source_format": NAME,
-             "extras": {NAME: {"kind": m["kind"]} if n == 0 else {"joined": True}}} for n, (role, blocks) in enumerate(groups)]
+             "extras": {NAME: {"kind": m["kind"]} if n == 0 else {"joined": True}}}
+            for n, (role, blocks) in enumerate(groups)]
 
 
 def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
