@@ -15,8 +15,8 @@ import orjson
 
 from .. import exactjson
 from ..lean import PLAIN_ROLES, Call, Plain, Result, Writable, bare_arguments
-from ._common import CARRY_KEY, dump_json, message_list, notes_bag
-from .autogen import _OWN, NAME, PART, _read, _role
+from ._common import CARRY_KEY, message_list, notes_bag
+from .autogen import _OWN, NAME, PART, UNNAMED, _read, _role
 
 
 def to_writable(data: Any) -> list[Writable]:
@@ -29,7 +29,6 @@ def to_writable(data: Any) -> list[Writable]:
     return _read(raw, plain)
 
 
-_UNNAMED = dump_json({_OWN: {"unnamed": True}})
 _ROLES = {"TextMessage": PLAIN_ROLES, "ToolCallRequestEvent": {"assistant"}, "ToolCallExecutionEvent": {"tool"}}
 
 
@@ -78,7 +77,7 @@ def _call(call: Any) -> Call | None:
 def _carried(text: str) -> tuple[str | None, dict[str, Any] | None] | None:
     """The role and the other formats' notes an unnamed message's payload holds (or the part of a message
     split on export: ``PART``), where it holds nothing else; else None."""
-    if text == _UNNAMED or text == PART:
+    if text == UNNAMED or text == PART:
         return None, None
     try:
         payload = exactjson.loads(text)

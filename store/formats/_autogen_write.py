@@ -32,7 +32,7 @@ from ..model import (
 from ..model import MESSAGES as CANONICAL
 from . import autogen_core as core
 from ._common import CARRY_KEY, Losses, carry, dump_json
-from .autogen import NAME, PART, TYPES, _OWN, _role, _time
+from .autogen import NAME, PART, TYPES, UNNAMED, _OWN, _role, _time
 from .autogen_core import finish
 
 TAKES_PLAIN = True
@@ -137,7 +137,7 @@ class _Writer:
         if self.patches:
             own["patch"] = self.patches
         payload[_OWN] = own
-        text = _UNNAMED if payload == _UNNAMED_PAYLOAD else dump_json(payload)  # most plain messages' payload
+        text = UNNAMED if payload == _UNNAMED_PAYLOAD else dump_json(payload)  # most plain messages' payload
         head = {"source": source, "models_usage": None, "metadata": {CARRY_KEY: text}}
         self.out.append(head | bodies[0])
         for body in bodies[1:]:
@@ -419,8 +419,7 @@ def _joined(messages: list[Message | Plain]) -> list[tuple[int, Message | Plain]
     return out
 
 
-_UNNAMED_PAYLOAD = {_OWN: {"unnamed": True}}
-_UNNAMED = dump_json(_UNNAMED_PAYLOAD)
+_UNNAMED_PAYLOAD = {_OWN: {"unnamed": True}}  # the payload whose text is UNNAMED
 
 
 def _takes(msg: Any) -> bool:

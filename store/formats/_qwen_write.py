@@ -294,9 +294,10 @@ class _Writer:
 
     def _carried(self, msg: Plain, index: int) -> dict[str, Any]:
         payload: dict[str, Any] = {} if msg.source_type is None else {"source_type": msg.source_type}
+        reported = list(payload) + [f"extras.{name}" for name in msg.extras or ()]
         if msg.extras:
             payload["extras"] = dict(msg.extras)  # none of Qwen's own (_takes)
-        for what in [key for key in payload if key != "extras"] + [f"extras.{name}" for name in msg.extras or ()]:
+        for what in reported:
             self.losses.add(index, what, "carried", f"Qwen has no place for it; kept in extra.{CARRY_KEY}")
         if msg.source_format not in (None, NAME):
             payload["source_format"] = msg.source_format

@@ -350,6 +350,8 @@ def to_canonical(data: Any) -> list[Message]:
 
 PART = dump_json({_OWN: {"part": True}})
 """The payload of an AgentChat message that continues the message before it (a canonical one split on export)."""
+UNNAMED = dump_json({_OWN: {"unnamed": True}})
+"""The payload of a message convstore wrote for an unnamed one (its ``source`` a stand-in), and nothing else."""
 
 
 def _read(raw: list[Any], plain: list[Plain | None]) -> list[Writable]:
@@ -366,21 +368,22 @@ def _read(raw: list[Any], plain: list[Plain | None]) -> list[Writable]:
         raise SchemaError(NAME, problems)
     merged: list[Any] = []  # (fields, payload) of a message, or a plain one
     for p, m, r in zip(plain, models, raw):
-        if p is not None and not (merged and r["metadata"][CARRY_KEY] == PART):
-            merged.append(p)
+        if p is None:
+            fields, payload = _message_in(m, r)
+            part = payload is not None and (payload.get(_OWN) or {}).get("part")
+        else:
+            part = r["metadata"][CARRY_KEY] == PART
+        if not (part and merged):
+            merged.append((fields, payload) if p is None else p)
             continue
-        fields, payload = _message_in(m, r) if p is None else (p.fields(), {_OWN: {"part": True}})
-        if payload and (payload.get(_OWN) or {}).get("part") and merged:
-            last = merged[-1]
-            if p is not None and last.__class__ is Plain and last.role == "assistant" and not last.content:
-                merged[-1] = Plain("assistant", last.text, NAME, p.content, extras=last.extras,
-                                   source_type=last.source_type)
-                continue
-            if last.__class__ is Plain:
-                last = merged[-1] = (last.fields(), None)
-            last[0]["content"] += fields["content"]  # a canonical message split on export
+        last = merged[-1]  # the message this part was split from on export
+        if p is not None and last.__class__ is Plain and last.role == "assistant" and not last.content:
+            merged[-1] = Plain("assistant", last.text, NAME, p.content, extras=last.extras,
+                               source_type=last.source_type)
             continue
-        merged.append((fields, payload))
+        if last.__class__ is Plain:
+            last = merged[-1] = (last.fields(), None)
+        last[0]["content"] += fields["content"] if p is None else p.fields()["content"]
     return made([m if m.__class__ is Plain else _apply(*m) for m in merged])
 
 

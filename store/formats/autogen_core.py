@@ -332,15 +332,10 @@ def to_writable(data: Any) -> list[Message]:
     lean = [_lean(m) for m in raw]
     parsed = iter(validate_others(MESSAGES, raw, lean, NAME))
     models = [next(parsed) if fields is None else None for fields in lean]
-    if problems := check_images([m for m in models if m is not None]):
-        raise SchemaError(NAME, [(_index(models, i), path, why) for i, path, why in problems])
+    if problems := check_images(models):  # a lean item (None here) has no image: the indexes are the input's
+        raise SchemaError(NAME, problems)
     return CANONICAL.validate_python([fields if fields is not None else _IN[type(m)](m)
                                       for fields, m in zip(lean, models)])
-
-
-def _index(models: list[Any], k: int) -> int:
-    """The index in the input of the ``k``-th message read with the source models."""
-    return [i for i, m in enumerate(models) if m is not None][k]
 
 
 _KEYS = {"SystemMessage": {"content", "type"}, "UserMessage": {"content", "source", "type"},

@@ -378,20 +378,15 @@ def _plain_part(p: dict[str, Any]) -> bool:
     return p.keys() == _TEXT_PART and p["content"].__class__ is str
 
 
-_PLAIN_ROLE = {"system-prompt": "system", "user-prompt": "user", "tool-return": "tool", "text": "assistant",
-               "tool-call": "assistant"}
-
-
 def _plain_in(m: dict[str, Any]) -> list[dict[str, Any]]:
     """:func:`_message_in` of a message of plain parts (:func:`_plain`)."""
     groups: list[list[Any]] = []  # [role, blocks]
     for part in m["parts"]:
         kind = part["part_kind"]
-        role, own = _PLAIN_ROLE[kind], {"part": {"part_kind": kind}}
+        role, own = _ROLE.get(kind, "assistant"), {"part": {"part_kind": kind}}
         if kind == "tool-return":
-            output, as_json = _text_of(part["content"])
-            block = {"kind": "tool_result", "call_id": part["tool_call_id"], "name": part["tool_name"],
-                     "output": output, "is_error": False, "extras": {NAME: {"json": True, **own} if as_json else own}}
+            block = _result(part, part["tool_call_id"])
+            block["extras"] = {NAME: {"json": True, **own} if block["extras"][NAME]["json"] else own}
         elif kind == "tool-call":
             block = {**_call(part, part["tool_call_id"], False), "extras": {NAME: own}}
         else:
