@@ -417,19 +417,13 @@ def _vercel_lean(item: Any) -> bool:
     return _lean(item) is not None
 
 
-def _pydantic_ai_plain(item: Any) -> bool:
-    from store.formats.pydantic_ai import _plain
-
-    return _plain(item)
-
-
 def _autogen_core_lean(item: Any) -> bool:
     from store.formats.autogen_core import _lean
 
     return _lean(item) is not None
 
 
-_FIELDS_ONLY = {"vercel-ai": _vercel_lean, "pydantic-ai": _pydantic_ai_plain, "autogen-core": _autogen_core_lean}
+_FIELDS_ONLY = {"vercel-ai": _vercel_lean, "autogen-core": _autogen_core_lean}
 """Readers that give no plain messages, only canonical ones read the short way: which items they read so."""
 
 
@@ -440,7 +434,7 @@ def test_an_agents_conversation_is_read_mostly_as_plain_messages(fmt):
 
     items = convert(conversation(2000), from_="openai", to=fmt)
     msgs = FORMATS[fmt].to_writable(items)
-    if fmt in _FIELDS_ONLY:  # no plain shape (an id on every message, a kind on every part): fields built from the items
+    if fmt in _FIELDS_ONLY:  # no plain shape (an id on every message, ...): fields built from the items
         assert sum(map(_FIELDS_ONLY[fmt], items)) > 0.8 * len(items)
     else:
         assert sum(m.__class__ is Plain for m in msgs) > 0.3 * len(msgs)

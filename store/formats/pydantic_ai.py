@@ -33,9 +33,9 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
 
 from ..errors import SchemaError
-from ..model import MESSAGES as CANONICAL
 from ..model import Message
-from ._common import b64decode_exact, dump_json, message_list, parse_json, validate, validate_others
+from ..lean import Call, Plain, Result, Writable, bare_arguments
+from ._common import b64decode_exact, dump_json, made, message_list, parse_json, validate, validate_others
 
 NAME = "pydantic-ai"
 
@@ -271,14 +271,31 @@ def _part_in(part: dict[str, Any], index: int, pos: int) -> tuple[str | None, li
     return None, [{"kind": "data", "data": part, "extras": {NAME: {"raw": "part"}}}], ()
 
 
-def _with_part(block: dict[str, Any], part: dict[str, Any], used: tuple[str, ...]) -> dict[str, Any]:
-    """``block`` marked as the first of ``part``, with the part's other keys."""
+# The part a block is written as when its notes name none (the writer's own choice, by the block's
+# message role and kind): a part note that says only this holds no information and is left out, so
+# that an agent's messages need no notes at all (and convert as plain ones, see to_writable). A user's
+# text is a user prompt of its own only as its message's first block (later ones join the open prompt).
+_NATURAL = {("system", "text"): "system-prompt", ("assistant", "text"): "text", ("assistant", "reasoning"): "thinking",
+            ("assistant", "tool_call"): "tool-call", ("tool", "tool_result"): "tool-return"}
+
+
+def _natural(role: str, kind: str, first: bool) -> str | None:
+    return "user-prompt" if first and role == "user" and kind == "text" else _NATURAL.get((role, kind))
+
+
+def _with_part(block: dict[str, Any], part: dict[str, Any], used: tuple[str, ...], natural: str | None,
+               ) -> dict[str, Any]:
+    """``block`` marked as the first of ``part``, with the part's other keys (none where the part is the
+    ``natural`` one of a block without notes)."""
     own = {k: v for k, v in block.get("extras", {}).get(NAME, {}).items() if v is not None}
     if own.get("raw") != "part":  # a key given as null stays with the part: the block holds no null
-        own["part"] = _rest(part, [k for k in used if part.get(k) is not None])
+        rest = _rest(part, [k for k in used if part.get(k) is not None])
+        if len(rest) != 1 or rest["part_kind"] != natural:
+            own["part"] = rest
     if block["kind"] in ("tool_call", "tool_result") and "tool_call_id" not in part:
         own["no_id"] = True
-    return {**block, "extras": {NAME: own}}
+    block["extras"] = {NAME: own} if own else {}
+    return block
 
 
 def _usage(raw: Any) -> dict[str, Any] | None:
@@ -288,14 +305,22 @@ def _usage(raw: Any) -> dict[str, Any] | None:
             "extras": {NAME: _rest(raw, ("input_tokens", "output_tokens"))}}
 
 
-def _message_in(m: dict[str, Any], index: int) -> list[dict[str, Any]]:
+def _kind_note(m: dict[str, Any], prev: str | None) -> dict[str, Any]:
+    """The message's ``kind``, where the writer needs it: a request that may follow a request (which it
+    would join) is one of its own."""
+    return {"kind": "request"} if m["kind"] == "request" and prev != "response" else {}
+
+
+def _message_in(m: dict[str, Any], index: int, prev: str | None) -> list[dict[str, Any]]:
+    """The canonical messages (fields) of a message; ``prev``: the kind of the one before it (None: unknown)."""
     groups: list[list[Any]] = []  # [role, blocks]
     response = m["kind"] == "response"
     for pos, part in enumerate(m["parts"]):
         role, blocks, used = _part_in(part, index, pos)
-        blocks[0] = _with_part(blocks[0], part, used)
         role = role or (groups[-1][0] if groups else ("assistant" if response else "user"))
-        if groups and groups[-1][0] == role:
+        first = not groups or groups[-1][0] != role
+        blocks[0] = _with_part(blocks[0], part, used, _natural(role, blocks[0]["kind"], first))
+        if not first:
             groups[-1][1].extend(blocks)
         else:
             groups.append([role, blocks])
@@ -303,7 +328,7 @@ def _message_in(m: dict[str, Any], index: int) -> list[dict[str, Any]]:
     mapped = {"parts", "kind", "timestamp", "metadata", *(("model_name", "usage", "provider_response_id")
                                                          if response else ())}
     rest = _rest(m, mapped)
-    own: dict[str, Any] = {"kind": m["kind"]}
+    own = _kind_note(m, prev)
     if (info := {k: v for k, v in rest.items() if v is not None and v != _DEFAULTS.get(k)}):
         own["fields"] = info
     if (spelling := {k: v for k, v in rest.items() if k not in info}):
@@ -316,7 +341,7 @@ def _message_in(m: dict[str, Any], index: int) -> list[dict[str, Any]]:
         own["timestamp"] = stamp
     first = {"created_at": _datetime(stamp), "metadata": m.get("metadata") if isinstance(m.get("metadata"), dict)
              else {}, "model": m.get("model_name"), "usage": _usage(m.get("usage")),
-             "external_id": m.get("provider_response_id") if response else None, "extras": {NAME: own}}
+             "external_id": m.get("provider_response_id") if response else None, "extras": {NAME: own} if own else {}}
     return [{"role": role, "content": blocks, "source_format": NAME, **(first if n == 0 else
             {"extras": {NAME: {"joined": True}}})} for n, (role, blocks) in enumerate(groups)]
 
@@ -335,20 +360,33 @@ def _checked(messages: list[Any], base: int = 0) -> list[Any]:
 
 def to_canonical(data: Any) -> list[Message]:
     """Validate a Pydantic AI message history and convert it to canonical messages."""
-    messages = _checked(message_list(data, NAME))
-    return CANONICAL.validate_python([c for i, m in enumerate(messages) for c in _message_in(m, i)])
+    return made(_fields(_checked(message_list(data, NAME))))
 
 
-def to_writable(data: Any) -> list[Message]:
-    """:func:`to_canonical` for a conversion (``formats.convert``): the messages of plain parts, with no keys but
+def _fields(messages: list[Any], prev: str | None = None, base: int = 0) -> list[dict[str, Any]]:
+    """The canonical messages (fields) of validated messages (``prev``: the kind of the one before them)."""
+    out: list[dict[str, Any]] = []
+    for i, m in enumerate(messages, base):
+        out += _message_in(m, i, prev)
+        prev = m["kind"]
+    return out
+
+
+def to_writable(data: Any) -> list[Writable]:
+    """:func:`to_canonical` for a conversion (``formats.convert``): messages of plain parts, with no keys but
     their own (texts, prompts, tool calls and returns), are not validated with the source models first (their
-    plain types are their validation; the reader reads the items themselves either way). A property test
-    holds it to :func:`to_canonical` (tests/test_lean_read.py)."""
+    plain types are their validation; the reader reads the items themselves either way), and those of their
+    canonical messages that are of a plain shape are :class:`~store.lean.Plain` ones. A property test holds it
+    to :func:`to_canonical` (tests/test_lean_read.py)."""
     messages = message_list(data, NAME)
     plain = [True if _plain(m) else None for m in messages]
     validate_others(MESSAGES, messages, plain, NAME)
-    return CANONICAL.validate_python([c for i, (m, p) in enumerate(zip(messages, plain))
-                                      for c in (_plain_in(m) if p else _message_in(m, i))])
+    out: list[Any] = []
+    prev = None
+    for i, (m, p) in enumerate(zip(messages, plain)):
+        out += _plain_in(m, prev) if p else _message_in(m, i, prev)
+        prev = m["kind"]
+    return made(out)
 
 
 _PLAIN_PARTS = {"request": ("system-prompt", "user-prompt", "tool-return"), "response": ("text", "tool-call")}
@@ -378,37 +416,70 @@ def _plain_part(p: dict[str, Any]) -> bool:
     return p.keys() == _TEXT_PART and p["content"].__class__ is str
 
 
-def _plain_in(m: dict[str, Any]) -> list[dict[str, Any]]:
-    """:func:`_message_in` of a message of plain parts (:func:`_plain`)."""
-    groups: list[list[Any]] = []  # [role, blocks]
+def _plain_in(m: dict[str, Any], prev: str | None) -> list[Any]:
+    """:func:`_message_in` of a message of plain parts (:func:`_plain`): its canonical messages of a plain
+    shape as :class:`~store.lean.Plain` ones, the others as fields."""
+    groups: list[list[Any]] = []  # [role, parts]
     for part in m["parts"]:
+        role = _ROLE.get(part["part_kind"], "assistant")
+        if groups and groups[-1][0] == role:
+            groups[-1][1].append(part)
+        else:
+            groups.append([role, [part]])
+    own = _kind_note(m, prev)
+    if not groups:
+        return [{"role": "assistant" if m["kind"] == "response" else "user", "content": [], "source_format": NAME,
+                 "extras": {NAME: own} if own else {}}]
+    return [_group(role, parts, ({NAME: own} if own else None) if n == 0 else {NAME: {"joined": True}})
+            for n, (role, parts) in enumerate(groups)]
+
+
+def _group(role: str, parts: list[dict[str, Any]], extras: dict[str, Any] | None) -> Any:
+    """The canonical message of plain parts of one role: a text, calls after a text or not, or one result of
+    a string, as a :class:`~store.lean.Plain`; else its fields."""
+    head = parts[0]
+    if role == "tool":
+        if len(parts) == 1 and head["content"].__class__ is str:
+            return Plain("tool", head["content"], NAME, (Result(head["tool_call_id"]),), head["tool_name"],
+                         extras=extras)
+    else:
+        text = None if head["part_kind"] == "tool-call" else head["content"]
+        calls = [_bare_call(p) for p in parts[text is not None:]]
+        if None not in calls and (role == "assistant" or len(parts) == 1):
+            return Plain(role, text, NAME, tuple(calls), extras=extras)  # type: ignore[arg-type]
+    blocks = []
+    for at, part in enumerate(parts):
         kind = part["part_kind"]
-        role, own = _ROLE.get(kind, "assistant"), {"part": {"part_kind": kind}}
         if kind == "tool-return":
             block = _result(part, part["tool_call_id"])
-            block["extras"] = {NAME: {"json": True, **own} if block["extras"][NAME]["json"] else own}
-        elif kind == "tool-call":
-            block = {**_call(part, part["tool_call_id"], False), "extras": {NAME: own}}
+            own = {"json": True} if block["extras"][NAME]["json"] else {}
         else:
-            block = {"kind": "text", "text": part["content"], "extras": {NAME: own}}
-        if groups and groups[-1][0] == role:
-            groups[-1][1].append(block)
-        else:
-            groups.append([role, [block]])
-    groups = groups or [["assistant" if m["kind"] == "response" else "user", []]]
-    return [{"role": role, "content": blocks, "source_format": NAME,
-             "extras": {NAME: {"kind": m["kind"]} if n == 0 else {"joined": True}}}
-            for n, (role, blocks) in enumerate(groups)]
+            block = _call(part, part["tool_call_id"], False) if kind == "tool-call" else {
+                "kind": "text", "text": part["content"]}
+            own = {}
+        if kind != _natural(role, block["kind"], at == 0):
+            own["part"] = {"part_kind": kind}
+        block["extras"] = {NAME: own} if own else {}
+        blocks.append(block)
+    return {"role": role, "content": blocks, "source_format": NAME, "extras": extras or {}}
+
+
+def _bare_call(part: dict[str, Any]) -> Call | None:
+    """A call part whose arguments are text that parses to exactly itself, as a :class:`~store.lean.Call`."""
+    if part["part_kind"] != "tool-call" or (raw := part["args"]).__class__ is not str or not bare_arguments(raw):
+        return None
+    return Call(part["tool_call_id"], part["tool_name"], raw)
 
 
 def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
     """:func:`to_canonical` chunk by chunk: each message converts on its own; errors name
     the index in the whole stream."""
-    base = 0
+    base, prev = 0, None
     for chunk in chunks:
         _checked(chunk, base)
-        yield CANONICAL.validate_python([c for i, m in enumerate(chunk) for c in _message_in(m, base + i)])
+        yield made(_fields(chunk, prev, base))
         base += len(chunk)
+        prev = chunk[-1]["kind"] if chunk else prev
 
 
 def looks_like(data: Any) -> bool:
