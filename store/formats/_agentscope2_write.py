@@ -379,7 +379,7 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.add_plain` writes a plain message as its canonical one would be: a result
     naming its tool too (else its part is read back to be checked); its source message type carried as
     the canonical path carries it."""
-    return writable(msg, NAME, own=False) and (msg.role != "tool" or msg.name is not None)
+    return writable(msg, NAME) and (msg.role != "tool" or msg.name is not None)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
