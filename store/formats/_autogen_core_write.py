@@ -260,7 +260,7 @@ class _Writer:
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: of a source
     message type that is model input (the canonical path looks at no other)."""
-    return writable(msg, NAME, own=False) and msg.source_type not in _NOT_IN_CONTEXT
+    return writable(msg, NAME) and msg.source_type not in _NOT_IN_CONTEXT
 
 
 def messages_out(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

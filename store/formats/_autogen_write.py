@@ -425,7 +425,7 @@ _UNNAMED_PAYLOAD = {_OWN: {"unnamed": True}}  # the payload whose text is UNNAME
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: a source message
     type not AgentChat's (which the canonical path neither writes nor carries; AgentChat's picks the type)."""
-    return writable(msg, NAME, own=False) and _hint(msg) is None
+    return writable(msg, NAME) and _hint(msg) is None
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -225,7 +225,7 @@ def _message(msg: Message | Plain, index: int, writer: _Writer, output: bool) ->
 
 def _takes(msg: Any) -> bool:
     """Whether a plain message is written as its canonical one would be (:meth:`_Writer.plain_parts`)."""
-    return writable(msg, NAME, texts=ANY_ROLE, own=False)  # its canonical path ignores source_type
+    return writable(msg, NAME, texts=ANY_ROLE)  # its canonical path ignores source_type
 
 
 def write(messages: list[Message | Plain], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:
