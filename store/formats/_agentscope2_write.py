@@ -352,6 +352,9 @@ class _Writer:
         """The fields of ``block`` that reading its 2.x form back does not give."""
         if _plain(block, notes=True):  # reading back gives all but its notes (none of this format's)
             return block.model_dump(mode="json", include={"extras"})
+        if isinstance(block, ToolCallBlock) and block.arguments_raw is None and not block.call_id_synthesized \
+                and parse_json(d["input"]) == (block.arguments, None):  # read back with their text, else the same
+            return {**(block.model_dump(mode="json", include={"extras"}) if block.extras else {}), "arguments_raw": None}
         again = PART.validate_python(d)
         want = block.model_dump(mode="json")
         got = _BLOCKS_IN[type(again)](again, ts, self.answered).model_dump(mode="json")

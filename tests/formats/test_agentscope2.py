@@ -417,7 +417,8 @@ c_block = st.one_of(
     st.builds(ImageBlock, **media_kw), st.builds(AudioBlock, **media_kw), st.builds(VideoBlock, **media_kw),
     st.builds(FileBlock, **media_kw),
     st.builds(ToolCallBlock, call_id=call_ids, name=st.sampled_from(["f", "g"]),
-              arguments=st.sampled_from([None, {"x": 1}, [1]]),
+              arguments=st.sampled_from([None, {"x": 1}, [1], {}, {"x": 1.0}, {"n": 12345678901234567890123}, "s",
+                                         {"x": -0.0, "y": [None, {"z": "\u00e9"}]}]),
               arguments_raw=opt(st.sampled_from(['{"x": 1}', "{bad"])), call_id_synthesized=st.booleans(),
               extras=c_extras),
     st.builds(ToolResultBlock, call_id=call_ids, name=opt(st.sampled_from(["f", "g"])),
@@ -438,7 +439,7 @@ c_message = st.builds(
     metadata=st.sampled_from([{}, {"k": 1}]), extras=c_extras)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(c_message, max_size=5))
 def test_any_canonical_input_comes_back_unless_reported(msgs):
     value, losses = write(msgs, NAME)
