@@ -354,11 +354,19 @@ class _Writer:
             return block.model_dump(mode="json", include={"extras"})
         if isinstance(block, ToolCallBlock) and block.arguments_raw is None and not block.call_id_synthesized \
                 and parse_json(d["input"]) == (block.arguments, None):  # read back with their text, else the same
-            return {**(block.model_dump(mode="json", include={"extras"}) if block.extras else {}), "arguments_raw": None}
+            return self._unset(block, "arguments_raw")
+        if isinstance(block, ToolResultBlock) and block.name is None and isinstance(block.output, str) \
+                and block.error is None:  # read back with its call's name, else the same
+            return self._unset(block, "name")
         again = PART.validate_python(d)
         want = block.model_dump(mode="json")
         got = _BLOCKS_IN[type(again)](again, ts, self.answered).model_dump(mode="json")
         return {k: v for k, v in want.items() if got.get(k) != v}
+
+    @staticmethod
+    def _unset(block: Block, field: str) -> dict[str, Any]:
+        """The patch of a block that reads back as it is but for ``field`` (then set) and its notes."""
+        return {**(block.model_dump(mode="json", include={"extras"}) if block.extras else {}), field: None}
 
     def _report(self, part: _Part, payload: dict[str, Any]) -> None:
         if payload.keys() <= _SILENT:  # a stand-in's name unset, a role: nothing of the message is lost
