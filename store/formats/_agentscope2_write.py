@@ -353,7 +353,8 @@ class _Writer:
         if _plain(block, notes=True):  # reading back gives all but its notes (none of this format's)
             return block.model_dump(mode="json", include={"extras"})
         if isinstance(block, ToolCallBlock) and block.arguments_raw is None and not block.call_id_synthesized \
-                and parse_json(d["input"]) == (block.arguments, None):  # read back with their text, else the same
+                and block.parse_error is None and parse_json(d["input"]) == (block.arguments, None):
+            # read back with their text, else the same
             return self._unset(block, "arguments_raw")
         if isinstance(block, ToolResultBlock) and block.name is None and isinstance(block.output, str) \
                 and block.error is None:  # read back with its call's name, else the same

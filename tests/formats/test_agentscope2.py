@@ -420,6 +420,7 @@ c_block = st.one_of(
               arguments=st.sampled_from([None, {"x": 1}, [1], {}, {"x": 1.0}, {"n": 12345678901234567890123}, "s",
                                          {"x": -0.0, "y": [None, {"z": "\u00e9"}]}]),
               arguments_raw=opt(st.sampled_from(['{"x": 1}', "{bad"])), call_id_synthesized=st.booleans(),
+              parse_error=opt(st.just("Expecting value")),
               extras=c_extras),
     st.builds(ToolResultBlock, call_id=call_ids, name=opt(st.sampled_from(["f", "g"])),
               output=text | st.lists(c_inner, max_size=2), is_error=st.booleans(),
