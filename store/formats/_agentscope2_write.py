@@ -294,6 +294,9 @@ class _Writer:
 
     def _payload(self, out: _Out) -> dict[str, Any]:
         """The Msg's convstore payload: its parts' leftovers and where reading back must cut."""
+        m = out.parts[0].msg
+        if len(out.parts) == 1 and m.__class__ is Plain and not m.content and not m.extras and m.source_type is None:
+            return {"unset": ["name"]}  # a plain text alone (most Msgs): reading it back gives all but its name
         payload = self._leftovers(out, out.parts[0])
         if parts := {str(p.at): lp for p in out.parts[1:] if (lp := self._leftovers(out, p))}:
             payload["parts"] = parts
