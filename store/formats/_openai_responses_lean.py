@@ -60,7 +60,9 @@ class _LeanReader(_Reader):
         if kind == "text":
             self.messages.append(Plain(item["role"], item["content"], NAME))  # type: ignore[arg-type]
         elif kind == "assistant":
-            self.turn().append({"kind": "text", "text": item["content"], "extras": {NAME: {"item": {}, "string": True}}})
+            turn = self.turn()  # a text that starts its turn has no notes (``_Reader._assistant``)
+            turn.append({"kind": "text", "text": item["content"], "extras": {NAME: {"item": {}, "string": True}}}
+                        if turn else {"kind": "text", "text": item["content"]})
         elif kind == "call":
             call_id, name, raw = item["call_id"], item["name"], item["arguments"]
             self.calls[call_id] = (name, False)
@@ -78,13 +80,17 @@ class _LeanReader(_Reader):
         for msg in self.messages:
             if msg.__class__ is dict and msg["role"] == "assistant":  # type: ignore[index]
                 content = msg["content"]  # type: ignore[index]
-                if all(block.__class__ is Call for block in content):
-                    out.append(Plain("assistant", None, NAME, tuple(content)))
+                head = content[0] if content and content[0].__class__ is dict and content[0].keys() == _TEXT else None
+                if all(block.__class__ is Call for block in content[head is not None:]):
+                    out.append(Plain("assistant", head and head["text"], NAME, tuple(content[head is not None:])))
                     continue
                 msg["content"] = [_call_fields(*b[:3]) if b.__class__ is Call else b for b in content]  # type: ignore[index]
             out.append(msg)
         made = iter(CANONICAL.validate_python([msg for msg in out if msg.__class__ is dict]))
         return [next(made) if msg.__class__ is dict else msg for msg in out]
+
+
+_TEXT = {"kind", "text"}  # a text that starts its turn, without notes
 
 
 def _call_fields(call_id: str, name: str, raw: str) -> dict[str, Any]:

@@ -319,7 +319,8 @@ class _Reader:
              ) -> None:
         match item:
             case MessageItem(role="assistant"):
-                self.turn().extend(self._assistant(item))
+                turn = self.turn()
+                turn.extend(self._assistant(item, first=not turn))
             case MessageItem():
                 self._message(item)
             case FunctionCall() | CustomCall():
@@ -344,12 +345,14 @@ class _Reader:
         ))
 
     @staticmethod
-    def _assistant(item: MessageItem) -> list[Block]:
-        """An assistant message's parts; the first one marks where the item starts and holds its keys."""
+    def _assistant(item: MessageItem, first: bool) -> list[Block]:
+        """An assistant message's parts; the first one marks where the item starts and holds its keys (but
+        an easy message's text that starts its turn: the writer writes a text without notes so)."""
         if not item.content:  # a list without parts: nothing to hang the item on, so keep it whole
             return [DataBlock(data=item.model_dump(exclude_unset=True), extras=_own(item=True))]
         if isinstance(item.content, str):
-            return [TextBlock(text=item.content, extras=_own(item=_rest(item), string=True))]
+            rest = _rest(item)
+            return [TextBlock(text=item.content, extras={} if first and not rest else _own(item=rest, string=True))]
         blocks = parts_in(item.content, "output")
         return [_with_notes(blocks[0], item=_rest(item)), *blocks[1:]]
 
