@@ -34,8 +34,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter, ValidationError
 
-from ..model import BLOCK, MESSAGES as CANONICAL, Block, Message
-from ._common import CARRY_KEY, Losses, dump_json, message_list, parse_data_uri, unknown_fields, validate
+from ..model import BLOCK, Block, Message
+from ._common import CARRY_KEY, Losses, dump_json, made, message_list, parse_data_uri, unknown_fields, validate
 
 NAME = "vercel-ai"
 CARRIED_PART = f"data-{CARRY_KEY}"
@@ -277,12 +277,12 @@ def to_canonical(data: Any) -> list[Message]:
     return finish(data, _fields_of(message_list(data, NAME)))
 
 
-def finish(data: Any, out: list[Fields]) -> list[Message]:
+def finish(data: Any, out: list[Any]) -> list[Any]:
     """The canonical messages of the fields ``out`` read from ``data``, validated in one call (a
-    wrapper's other keys noted on the first)."""
+    wrapper's other keys noted on the first; plain messages among them as they are)."""
     if isinstance(data, dict) and out:
         out[0]["extras"].setdefault(NAME, {})["wrapper"] = {k: v for k, v in data.items() if k != "messages"}
-    return CANONICAL.validate_python(out)
+    return made(out)
 
 
 def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
@@ -290,7 +290,7 @@ def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
     its own calls, so each chunk reads alone; errors name the index in the whole list."""
     base = 0
     for chunk in chunks:
-        yield CANONICAL.validate_python(_fields_of(chunk, base))
+        yield made(_fields_of(chunk, base))
         base += len(chunk)
 
 
