@@ -76,6 +76,9 @@ class Plain:
     source_type: str | None = None
     """The source's message type (LangChain's ``human``, AutoGen's ``TextMessage``): only between a
     conversion's read and its writer, whose plain path carries or ignores it as its canonical path does."""
+    external_id: str | None = None
+    """The source's id of the message (a Vercel UIMessage's): only between a conversion's read and a writer
+    whose plain path writes or carries it as its canonical path does (``writable(..., ids=True)``)."""
 
     def fields(self) -> dict[str, Any]:
         """The canonical message's fields."""
@@ -91,6 +94,8 @@ class Plain:
         fields = {"role": self.role, "content": blocks, "source_format": self.source_format}
         if self.source_type is not None:
             fields["source_type"] = self.source_type
+        if self.external_id is not None:
+            fields["external_id"] = self.external_id
         if self.extras:
             fields["extras"] = dict(self.extras)
         return fields
@@ -217,14 +222,17 @@ Writable: TypeAlias = Message | Plain | Parts
 plain ones standing in for some (and on a write, :class:`Parts`)."""
 
 
-def writable(msg: Any, fmt: str, *, texts: frozenset[str] = PLAIN_ROLES, own: bool = True) -> bool:
+def writable(msg: Any, fmt: str, *, texts: frozenset[str] = PLAIN_ROLES, own: bool = True, ids: bool = False,
+             ) -> bool:
     """Whether ``msg`` is a :class:`Plain` that a writer of ``fmt`` writes itself, without its canonical
     message (the writer's ``plain`` path; others are made canonical first, :func:`canonical`): one without
-    ``fmt``'s notes (nor read from ``fmt``, unless ``own``), a text of a role in ``texts``, an assistant's
-    calls or a tool's result. Its source message type, if any, the plain path carries or ignores as the
-    canonical path does. A writer may add conditions of its own; tests/test_lean_load.py and
-    tests/test_lean_read.py hold every writer's output and losses to the canonical path's."""
-    if msg.__class__ is not Plain or msg.extras and fmt in msg.extras or not own and msg.source_format == fmt:
+    ``fmt``'s notes (nor read from ``fmt``, unless ``own``; nor with an id, unless ``ids``), a text of a role
+    in ``texts``, an assistant's calls or a tool's result. Its source message type, if any, the plain path
+    carries or ignores as the canonical path does. A writer may add conditions of its own;
+    tests/test_lean_load.py and tests/test_lean_read.py hold every writer's output and losses to the
+    canonical path's."""
+    if msg.__class__ is not Plain or msg.extras and fmt in msg.extras or not own and msg.source_format == fmt \
+            or msg.external_id is not None and not ids:
         return False
     if not msg.content:
         return msg.text is not None and msg.role in texts
@@ -237,6 +245,12 @@ def write_each(msgs: Sequence[Writable], takes: Callable[[Any], bool], plain: Ca
     :func:`writable` test), else, made canonical (:func:`canonical`), to ``other``."""
     for index, msg in enumerate(canonical(msgs, unless=takes)):
         (plain if msg.__class__ is Plain else other)(msg, index)
+
+
+def without_ids(msgs: Sequence[Writable]) -> Sequence[Writable]:
+    """``msgs`` with each :class:`Plain` that holds its source's id as its canonical message: for a writer
+    that takes every other plain message as it is (not by :func:`writable`), whose plain path has no id."""
+    return canonical(msgs, of=(Plain,), unless=lambda msg: msg.external_id is None)  # type: ignore[union-attr]
 
 
 def canonical(msgs: Sequence[Writable], of: tuple[type, ...] = (Plain, Parts),

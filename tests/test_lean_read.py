@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from store.errors import ConvstoreError
 from store.formats import FORMATS, Loss, convert, read, write
-from store.lean import Plain, canonical
+from store.lean import Call, Plain, Result, canonical
 from tests.test_lean import _arguments, _id, _text
 from tests.test_lean import _conversation as _openai_items
 
@@ -423,7 +423,7 @@ def _autogen_core_lean(item: Any) -> bool:
     return _lean(item) is not None
 
 
-_FIELDS_ONLY = {"vercel-ai": _vercel_lean, "autogen-core": _autogen_core_lean}
+_FIELDS_ONLY = {"autogen-core": _autogen_core_lean}
 """Readers that give no plain messages, only canonical ones read the short way: which items they read so."""
 
 
@@ -434,7 +434,7 @@ def test_an_agents_conversation_is_read_mostly_as_plain_messages(fmt):
 
     items = convert(conversation(2000), from_="openai", to=fmt)
     msgs = FORMATS[fmt].to_writable(items)
-    if fmt in _FIELDS_ONLY:  # no plain shape (an id on every message, ...): fields built from the items
+    if fmt in _FIELDS_ONLY:  # no plain shape (a speaker on every message): fields built from the items
         assert sum(map(_FIELDS_ONLY[fmt], items)) > 0.8 * len(items)
     else:
         assert sum(m.__class__ is Plain for m in msgs) > 0.3 * len(msgs)
@@ -584,3 +584,28 @@ def test_junk_is_refused_with_our_error_not_a_traceback(fmt, data):
         convert(copy.deepcopy(items), from_=fmt, to=data.draw(st.sampled_from(TARGETS)))
     except ConvstoreError:
         pass
+
+
+_ids = st.one_of(st.none(), st.sampled_from(["msg_1", "m-2", ""]))
+_notes = st.sampled_from([None, {"vercel-ai": {"step": True}}, {"vercel-ai": {"joined": True}}, {"openai": {"x": 1}}])
+_plain_with_id = st.one_of(
+    st.builds(lambda r, t, i, e, s: Plain(r, t, "vercel-ai", extras=e, external_id=i, source_type=s),
+              st.sampled_from(["system", "user", "assistant"]), _text, _ids, _notes, st.sampled_from([None, "T"])),
+    st.builds(lambda c, n, t, i, e: Plain("tool", t, "vercel-ai", (Result(c),), n, extras=e, external_id=i),
+              st.sampled_from(["c1", "c2"]), st.one_of(st.none(), _name), _text, _ids, _notes),  # (no reader makes an error one)
+    st.builds(lambda t, calls, i, e: Plain("assistant", t, "vercel-ai", tuple(calls), extras=e, external_id=i),
+              st.one_of(st.none(), _text), st.lists(st.builds(lambda i, n, a: Call(i, n, a), st.sampled_from(["c1", "c2", "c3"]), _name,
+                                                              st.sampled_from(["{}", '{"a": 1}', "[1]"])),
+                                                     min_size=1, max_size=2, unique_by=lambda c: c.call_id), _ids, _notes),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_plain_with_id, max_size=6), st.sampled_from(TARGETS))
+def test_plain_messages_with_an_id_write_as_their_canonical_messages(msgs, target):
+    """A writer that takes a plain message with its source's id (``writable(..., ids=True)``) writes and
+    reports it as its canonical path does; the others take it canonical."""
+    value, losses = write(msgs, target)
+    expected, expected_losses = write(canonical(msgs), target)
+    assert value == expected
+    assert list(losses) == list(expected_losses)

@@ -298,8 +298,11 @@ class _Writer:
             carried["extras"] = dict(msg.extras)
         for field in reported:
             self.losses.add(index, field, "carried", _CARRIED)
-        self.out.append({"type": "message", "role": msg.role, "contents": contents,
-                         "additional_properties": {CARRY_KEY: carried} if carried else {}})
+        body: dict[str, Any] = {"type": "message", "role": msg.role, "contents": contents}
+        if msg.external_id is not None:
+            body["message_id"] = msg.external_id
+        body["additional_properties"] = {CARRY_KEY: carried} if carried else {}
+        self.out.append(body)
 
     def _plain_result(self, msg: Plain, index: int) -> dict[str, Any]:
         call_id, name = msg.content[0].call_id, msg.name
@@ -333,8 +336,8 @@ class _Writer:
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (its source
-    message type carried as the canonical path carries it)."""
-    return writable(msg, NAME, texts=ANY_ROLE)
+    message type carried as the canonical path carries it, its id written)."""
+    return writable(msg, NAME, texts=ANY_ROLE, ids=True)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -140,8 +140,10 @@ class _Writer:
                 self._append_plain(target, index, m, "tool", "regroup")
                 return
         role = m.role if m.role != "tool" else "assistant"
-        out = _Out(len(self.outs), {"name": role, "content": [], "role": role, "metadata": {}, "usage": None,
-                                    **dict.fromkeys(_MSG_LEFTOVERS)})
+        msg: dict[str, Any] = {"name": role, "content": [], "role": role}
+        if m.external_id is not None:  # (a text's or calls': _takes)
+            msg["id"] = m.external_id
+        out = _Out(len(self.outs), {**msg, "metadata": {}, "usage": None, **dict.fromkeys(_MSG_LEFTOVERS)})
         self.outs.append(out)
         self._append_plain(out, index, m, "tool" if m.role == "tool" else "main", "head")
 
@@ -392,9 +394,10 @@ _SILENT = frozenset({"unset", "as_role"})
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.add_plain` writes a plain message as its canonical one would be: a result
-    naming its tool too (else its part is read back to be checked); its source message type carried as
-    the canonical path carries it."""
-    return writable(msg, NAME) and (msg.role != "tool" or msg.name is not None)
+    naming its tool too (else its part is read back to be checked), without an id (which only the head of a
+    Msg writes, and a result joins its call's); its source message type carried as the canonical path
+    carries it."""
+    return writable(msg, NAME, ids=msg.role != "tool") and (msg.role != "tool" or msg.name is not None)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

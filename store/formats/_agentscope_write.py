@@ -229,7 +229,8 @@ class _Writer:
                 self.losses.add(index, field, "carried", f"{why}: kept in metadata.{CARRY_KEY}")
         if patches:
             payload["patch"] = patches
-        self.out.append({"name": role, "role": role, "content": parts, "metadata": {CARRY_KEY: payload}})
+        ident = {} if msg.external_id is None else {"id": msg.external_id}
+        self.out.append({**ident, "name": role, "role": role, "content": parts, "metadata": {CARRY_KEY: payload}})
 
     def _payload(self, msg: Message, index: int, role: str, usage: dict[int, Block]) -> dict[str, Any]:
         """What ``metadata["convstore"]`` must carry for ``msg`` to read back as it is."""
@@ -307,8 +308,8 @@ def _body(msg: Message, own: dict[str, Any], name: str, role: str, parts: list[d
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (its source
-    message type carried as the canonical path carries it)."""
-    return writable(msg, NAME)
+    message type carried as the canonical path carries it, its id written)."""
+    return writable(msg, NAME, ids=True)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -139,7 +139,7 @@ class _Writer:
         payload[_OWN] = own
         text = UNNAMED if payload == _UNNAMED_PAYLOAD else dump_json(payload)  # most plain messages' payload
         head = {"source": source, "models_usage": None, "metadata": {CARRY_KEY: text}}
-        self.out.append(head | bodies[0])
+        self.out.append(({} if msg.external_id is None else {"id": msg.external_id}) | head | bodies[0])
         for body in bodies[1:]:
             self.out.append(head | {"models_usage": None, "metadata": {CARRY_KEY: PART}} | body)
 
@@ -391,7 +391,7 @@ def _rest(msg: Message | Plain) -> dict[str, Any]:
     """What of a message two tool messages must share to join: all but its content."""
     if msg.__class__ is Plain:  # its canonical message's
         return {**_PLAIN_REST, "source_format": msg.source_format, "source_type": msg.source_type,
-                "extras": dict(msg.extras or {})}
+                "external_id": msg.external_id, "extras": dict(msg.extras or {})}
     return msg.model_dump(exclude={"content"})  # type: ignore[union-attr]
 
 
@@ -426,7 +426,7 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: a source message
     type not AgentChat's (which the canonical path neither writes nor carries; AgentChat's picks the type), or
     the one the plain path writes anyway."""
-    if not writable(msg, NAME):
+    if not writable(msg, NAME, ids=True):  # an id is the message's first item's, as the canonical path writes it
         return False
     content = msg.content
     first = "text" if not content or content[0].__class__ is Call and msg.text is not None else content[0].kind

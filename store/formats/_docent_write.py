@@ -319,14 +319,15 @@ def _plain_out(msg: Plain, index: int, losses: Losses) -> _Out:
         if msg.extras:
             head["extras"] = to_jsonable_python(dict(msg.extras))
         marks = {**head, **marks}
+    d["id"] = msg.external_id
     d["metadata"] = {CARRY_KEY: marks} if marks else None
     return _Out(index, d, False)
 
 
 def _takes(msg: Any) -> bool:
     """Whether :func:`_plain_out` writes a plain message as its canonical one would be: not an error (its
-    source message type carried as the canonical path carries it)."""
-    return writable(msg, NAME) and not (msg.role == "tool" and msg.content[0].is_error)
+    source message type carried as the canonical path carries it, its id written)."""
+    return writable(msg, NAME, ids=True) and not (msg.role == "tool" and msg.content[0].is_error)
 
 
 # --- Docent's ordering rules -------------------------------------------------------

@@ -319,12 +319,12 @@ class _Writer:
             result = content[0]
             self.out.append({"type": "tool", "data": {
                 "content": msg.text, "additional_kwargs": {}, "response_metadata": {}, "type": "tool",
-                "name": msg.name, "id": None, "tool_call_id": result.call_id, "artifact": None,
+                "name": msg.name, "id": msg.external_id, "tool_call_id": result.call_id, "artifact": None,
                 "status": "error" if result.is_error else "success"}})
             return
         kind = _TYPES[msg.role]
         data = {"content": msg.text or "", "additional_kwargs": {}, "response_metadata": {}, "type": kind,
-                "name": None, "id": None}
+                "name": None, "id": msg.external_id}
         if kind == "ai":
             fields: dict[str, list[Any]] = {"tool_calls": [], "invalid_tool_calls": []}
             for call in content:
@@ -348,8 +348,8 @@ class _Writer:
 
 
 def _takes(msg: Any) -> bool:
-    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
-    return writable(msg, NAME)  # its canonical path ignores source_type
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (its id written)."""
+    return writable(msg, NAME, ids=True)  # its canonical path ignores source_type
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

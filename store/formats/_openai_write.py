@@ -188,14 +188,19 @@ def _body(msg: Message, parts: list[dict[str, Any]], calls: list[dict[str, Any]]
 _NOT_IN_OPENAI = ("external_id", "created_at", "model", "usage")
 
 
+_NO_FIELD = "OpenAI messages have no such field"
+
+
 def _report_message_fields(msg: Message, index: int, losses: Losses) -> None:
-    report_fields(msg, index, losses, NAME, _NOT_IN_OPENAI, "OpenAI messages have no such field")
+    report_fields(msg, index, losses, NAME, _NOT_IN_OPENAI, _NO_FIELD)
 
 
 def _plain_out(msg: Plain, index: int, losses: Losses) -> dict[str, Any]:
     """:func:`_message_out` of a plain message (``store.lean``): its one item, and the same losses,
     made without its canonical message (tests/test_lean_load.py holds them to be the same)."""
     extras = msg.extras or _NONE
+    if msg.external_id is not None:
+        losses.add(index, "external_id", detail=_NO_FIELD)
     report_extras(msg, index, losses, NAME)
     content = msg.content
     if content and content[0].kind == "tool_result":

@@ -289,11 +289,14 @@ class _Writer:
                                       "function_call": {"name": call.name, "arguments": call.arguments_raw}}))
             if msg.role == "assistant" and prev is not None and prev["role"] == "assistant" and prev.get("name") is None:
                 self.out[main].carried["split"] = True
-        if msg.extras or msg.source_type is not None:  # another format's notes, its type: carried as _carry does
-            self.out[main].carried.update(self._carried(msg, index))
+        if msg.extras or msg.source_type is not None or msg.external_id is not None:
+            self.out[main].carried.update(self._carried(msg, index))  # as _carry carries them
 
     def _carried(self, msg: Plain, index: int) -> dict[str, Any]:
+        """Another format's notes, the message's type and id: the payload :meth:`_carry` makes of them."""
         payload: dict[str, Any] = {} if msg.source_type is None else {"source_type": msg.source_type}
+        if msg.external_id is not None:
+            payload["external_id"] = msg.external_id
         reported = list(payload) + [f"extras.{name}" for name in msg.extras or ()]
         if msg.extras:
             payload["extras"] = dict(msg.extras)  # none of Qwen's own (_takes)
@@ -306,9 +309,9 @@ class _Writer:
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: not an empty
-    text (the general path drops or carries it), not an error; its source message type carried as the
-    general path carries it."""
-    return writable(msg, NAME) and msg.text != "" and not (msg.role == "tool" and msg.content[0].is_error)
+    text (the general path drops or carries it), not an error; its source message type and id carried as the
+    general path carries them."""
+    return writable(msg, NAME, ids=True) and msg.text != "" and not (msg.role == "tool" and msg.content[0].is_error)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

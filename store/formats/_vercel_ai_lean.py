@@ -2,8 +2,8 @@
 
 An agent's UIMessages are mostly of plain parts, with no keys but their own: texts, step starts and
 tool parts whose output is available as a string. Their canonical fields are built from the items
-themselves (their plain types are their validation), without the source models, and a message of them
-without an id of its own (a step's text, a result, later pieces of a UIMessage) is a plain one; every
+themselves (their plain types are their validation), without the source models, and a message of a
+text or a result is a plain one (with its UIMessage's id, if it is its first); every
 other message takes the source models' path (``vercel_ai._message``), and all are validated as
 canonical messages in one call. A property test holds the result to ``to_canonical`` (tests/test_lean_read.py).
 """
@@ -25,18 +25,19 @@ def to_writable(data: Any) -> list[Writable]:
     raw = message_list(data, NAME)
     lean = [_lean(m) for m in raw]
     parsed = iter(validate_others(MESSAGES, raw, lean, NAME))
-    return finish(data, [f for fields in lean for f in (map(_as_plain, fields) if fields is not None
-                                                        else _message(next(parsed)))])
+    out = [f for fields in lean for f in (map(_as_plain, fields) if fields is not None else _message(next(parsed)))]
+    if isinstance(data, dict) and out and out[0].__class__ is Plain:  # the wrapper's keys are noted on the first
+        out[0] = {"extras": {}, **out[0].fields()}
+    return finish(data, out)
 
 
 def _as_plain(f: Fields) -> Any:
-    """Plain fields a UIMessage's later piece was read as (a step's text, a result: no id of their own) as a
-    :class:`~store.lean.Plain`; the fields as they are otherwise."""
-    if "external_id" in f or len(content := f["content"]) != 1:
+    """Plain fields (a text, a result) as a :class:`~store.lean.Plain`; the fields as they are otherwise."""
+    if len(content := f["content"]) != 1:
         return f
     block = content[0]
     if block["kind"] == "text":
-        return Plain(f["role"], block["text"], NAME, extras=f["extras"] or None)
+        return Plain(f["role"], block["text"], NAME, extras=f["extras"] or None, external_id=f.get("external_id"))
     if block["kind"] == "tool_result":
         return Plain("tool", block["output"], NAME, (Result(block["call_id"]),), block["name"], extras=f["extras"] or None)
     return f
