@@ -231,8 +231,8 @@ def writable(msg: Any, fmt: str, *, texts: frozenset[str] = PLAIN_ROLES, own: bo
     carries or ignores as the canonical path does. A writer may add conditions of its own;
     tests/test_lean_load.py and tests/test_lean_read.py hold every writer's output and losses to the
     canonical path's."""
-    if msg.__class__ is not Plain or msg.extras and fmt in msg.extras or not own and msg.source_format == fmt \
-            or msg.external_id is not None and not ids:
+    if msg.__class__ is not Plain or msg.extras and fmt in msg.extras \
+            or not own and msg.source_format == fmt or msg.external_id is not None and not ids:
         return False
     if not msg.content:
         return msg.text is not None and msg.role in texts
@@ -250,7 +250,8 @@ def write_each(msgs: Sequence[Writable], takes: Callable[[Any], bool], plain: Ca
 def without_ids(msgs: Sequence[Writable]) -> Sequence[Writable]:
     """``msgs`` with each :class:`Plain` that holds its source's id as its canonical message: for a writer
     that takes every other plain message as it is (not by :func:`writable`), whose plain path has no id."""
-    return canonical(msgs, of=(Plain,), unless=lambda msg: msg.external_id is None)  # type: ignore[union-attr]
+    return canonical(msgs, of=(Plain,),
+                     unless=lambda msg: msg.external_id is None)  # type: ignore[union-attr]
 
 
 def canonical(msgs: Sequence[Writable], of: tuple[type, ...] = (Plain, Parts),

@@ -39,8 +39,8 @@ _extras = st.sampled_from([
     {"autogen": {"created_at": "2020-01-01"}}, {"anthropic": {"joined": True}}, {"qwen": {"fields": {"x": 1}}},
     {"openai": {"fields": {"note": None}}}, {"openai": {"empty_tool_calls": True}}, {"openai": {"content": "list"}},
     {"openai": {"content": "absent"}}, {"openai": {"content": "null", "fields": {"x": "y"}}}])
-_format = st.sampled_from([None, "openai", "anthropic", "autogen", "agentscope2", "pydantic-ai", "qwen", "gemini", "otel-genai",
-                          "vercel-ai", "autogen-core"])
+_format = st.sampled_from([None, "openai", "anthropic", "autogen", "agentscope2", "pydantic-ai", "qwen", "gemini",
+                          "otel-genai", "vercel-ai", "autogen-core"])
 
 
 def _message(role: str, content: list[dict[str, Any]], source: str | None, extras: dict[str, Any]) -> dict[str, Any]:

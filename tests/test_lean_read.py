@@ -592,11 +592,12 @@ _plain_with_id = st.one_of(
     st.builds(lambda r, t, i, e, s: Plain(r, t, "vercel-ai", extras=e, external_id=i, source_type=s),
               st.sampled_from(["system", "user", "assistant"]), _text, _ids, _notes, st.sampled_from([None, "T"])),
     st.builds(lambda c, n, t, i, e: Plain("tool", t, "vercel-ai", (Result(c),), n, extras=e, external_id=i),
-              st.sampled_from(["c1", "c2"]), st.one_of(st.none(), _name), _text, _ids, _notes),  # (no reader makes an error one)
+              st.sampled_from(["c1", "c2"]), st.one_of(st.none(), _name), _text, _ids, _notes),  # never an error
     st.builds(lambda t, calls, i, e: Plain("assistant", t, "vercel-ai", tuple(calls), extras=e, external_id=i),
-              st.one_of(st.none(), _text), st.lists(st.builds(lambda i, n, a: Call(i, n, a), st.sampled_from(["c1", "c2", "c3"]), _name,
-                                                              st.sampled_from(["{}", '{"a": 1}', "[1]"])),
-                                                     min_size=1, max_size=2, unique_by=lambda c: c.call_id), _ids, _notes),
+              st.one_of(st.none(), _text),
+              st.lists(st.builds(lambda i, n, a: Call(i, n, a), st.sampled_from(["c1", "c2", "c3"]), _name,
+                                 st.sampled_from(["{}", '{"a": 1}', "[1]"])),
+                       min_size=1, max_size=2, unique_by=lambda c: c.call_id), _ids, _notes),
 )
 
 

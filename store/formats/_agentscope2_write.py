@@ -297,8 +297,9 @@ class _Writer:
     def _payload(self, out: _Out) -> dict[str, Any]:
         """The Msg's convstore payload: its parts' leftovers and where reading back must cut."""
         m = out.parts[0].msg
-        if len(out.parts) == 1 and m.__class__ is Plain and not m.content and not m.extras and m.source_type is None:
-            return {"unset": ["name"]}  # a plain text alone (most Msgs): reading it back gives all but its name
+        if len(out.parts) == 1 and m.__class__ is Plain and not m.content and not m.extras \
+                and m.source_type is None:  # a plain text alone (most Msgs): read back, all but its name
+            return {"unset": ["name"]}
         payload = self._leftovers(out, out.parts[0])
         if parts := {str(p.at): lp for p in out.parts[1:] if (lp := self._leftovers(out, p))}:
             payload["parts"] = parts
@@ -357,8 +358,8 @@ class _Writer:
         """The fields of ``block`` that reading its 2.x form back does not give."""
         if _plain(block, notes=True):  # reading back gives all but its notes (none of this format's)
             return block.model_dump(mode="json", include={"extras"})
-        if isinstance(block, ToolCallBlock) and block.arguments_raw is None and not block.call_id_synthesized \
-                and block.parse_error is None and parse_json(d["input"]) == (block.arguments, None):
+        if isinstance(block, ToolCallBlock) and block.arguments_raw is None and block.parse_error is None \
+                and not block.call_id_synthesized and parse_json(d["input"]) == (block.arguments, None):
             # read back with their text, else the same
             return self._unset(block, "arguments_raw")
         if isinstance(block, ToolResultBlock) and block.name is None and isinstance(block.output, str) \

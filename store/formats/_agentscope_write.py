@@ -230,7 +230,8 @@ class _Writer:
         if patches:
             payload["patch"] = patches
         ident = {} if msg.external_id is None else {"id": msg.external_id}
-        self.out.append({**ident, "name": role, "role": role, "content": parts, "metadata": {CARRY_KEY: payload}})
+        self.out.append({**ident, "name": role, "role": role, "content": parts,
+                         "metadata": {CARRY_KEY: payload}})
 
     def _payload(self, msg: Message, index: int, role: str, usage: dict[int, Block]) -> dict[str, Any]:
         """What ``metadata["convstore"]`` must carry for ``msg`` to read back as it is."""

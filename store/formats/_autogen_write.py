@@ -426,14 +426,16 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: a source message
     type not AgentChat's (which the canonical path neither writes nor carries; AgentChat's picks the type), or
     the one the plain path writes anyway."""
-    if not writable(msg, NAME, ids=True):  # an id is the message's first item's, as the canonical path writes it
+    if not writable(msg, NAME, ids=True):  # an id: its first item's, as the canonical path writes it
         return False
     content = msg.content
-    first = "text" if not content or content[0].__class__ is Call and msg.text is not None else content[0].kind
+    first = "text" if not content or content[0].__class__ is Call and msg.text is not None \
+        else content[0].kind
     return _hint(msg) is None or msg.source_type == _PLAIN_TYPE[first]
 
 
-_PLAIN_TYPE = {"text": "TextMessage", "tool_call": "ToolCallRequestEvent", "tool_result": "ToolCallExecutionEvent"}
+_PLAIN_TYPE = {"text": "TextMessage", "tool_call": "ToolCallRequestEvent",
+               "tool_result": "ToolCallExecutionEvent"}
 """The AgentChat type of a plain message's first item: its text, its calls, its result."""
 
 

@@ -61,8 +61,8 @@ class _LeanReader(_Reader):
             self.messages.append(Plain(item["role"], item["content"], NAME))  # type: ignore[arg-type]
         elif kind == "assistant":
             turn = self.turn()  # a text that starts its turn has no notes (``_Reader._assistant``)
-            turn.append({"kind": "text", "text": item["content"], "extras": {NAME: {"item": {}, "string": True}}}
-                        if turn else {"kind": "text", "text": item["content"]})
+            text = {"kind": "text", "text": item["content"]}
+            turn.append({**text, "extras": {NAME: {"item": {}, "string": True}}} if turn else text)
         elif kind == "call":
             call_id, name, raw = item["call_id"], item["name"], item["arguments"]
             self.calls[call_id] = (name, False)
@@ -80,9 +80,11 @@ class _LeanReader(_Reader):
         for msg in self.messages:
             if msg.__class__ is dict and msg["role"] == "assistant":  # type: ignore[index]
                 content = msg["content"]  # type: ignore[index]
-                head = content[0] if content and content[0].__class__ is dict and content[0].keys() == _TEXT else None
-                if all(block.__class__ is Call for block in content[head is not None:]):
-                    out.append(Plain("assistant", head and head["text"], NAME, tuple(content[head is not None:])))
+                head = content[0] if content and content[0].__class__ is dict and content[0].keys() == _TEXT \
+                    else None
+                calls = content[head is not None:]
+                if all(block.__class__ is Call for block in calls):
+                    out.append(Plain("assistant", head and head["text"], NAME, tuple(calls)))
                     continue
                 msg["content"] = [_call_fields(*b[:3]) if b.__class__ is Call else b for b in content]  # type: ignore[index]
             out.append(msg)

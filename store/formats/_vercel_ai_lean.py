@@ -5,7 +5,8 @@ tool parts whose output is available as a string. Their canonical fields are bui
 themselves (their plain types are their validation), without the source models, and a message of a
 text or a result is a plain one (with its UIMessage's id, if it is its first); every
 other message takes the source models' path (``vercel_ai._message``), and all are validated as
-canonical messages in one call. A property test holds the result to ``to_canonical`` (tests/test_lean_read.py).
+canonical messages in one call. A property test holds the result to ``to_canonical``
+(tests/test_lean_read.py).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ def to_writable(data: Any) -> list[Writable]:
     raw = message_list(data, NAME)
     lean = [_lean(m) for m in raw]
     parsed = iter(validate_others(MESSAGES, raw, lean, NAME))
-    out = [f for fields in lean for f in (map(_as_plain, fields) if fields is not None else _message(next(parsed)))]
-    if isinstance(data, dict) and out and out[0].__class__ is Plain:  # the wrapper's keys are noted on the first
+    out = [f for fields in lean
+           for f in (map(_as_plain, fields) if fields is not None else _message(next(parsed)))]
+    if isinstance(data, dict) and out and out[0].__class__ is Plain:  # a wrapper's keys: noted on the first
         out[0] = {"extras": {}, **out[0].fields()}
     return finish(data, out)
 
@@ -37,9 +39,11 @@ def _as_plain(f: Fields) -> Any:
         return f
     block = content[0]
     if block["kind"] == "text":
-        return Plain(f["role"], block["text"], NAME, extras=f["extras"] or None, external_id=f.get("external_id"))
+        return Plain(f["role"], block["text"], NAME, extras=f["extras"] or None,
+                     external_id=f.get("external_id"))
     if block["kind"] == "tool_result":
-        return Plain("tool", block["output"], NAME, (Result(block["call_id"]),), block["name"], extras=f["extras"] or None)
+        return Plain("tool", block["output"], NAME, (Result(block["call_id"]),), block["name"],
+                     extras=f["extras"] or None)
     return f
 
 

@@ -352,7 +352,8 @@ class _Reader:
             return [DataBlock(data=item.model_dump(exclude_unset=True), extras=_own(item=True))]
         if isinstance(item.content, str):
             rest = _rest(item)
-            return [TextBlock(text=item.content, extras={} if first and not rest else _own(item=rest, string=True))]
+            notes = {} if first and not rest else _own(item=rest, string=True)
+            return [TextBlock(text=item.content, extras=notes)]
         blocks = parts_in(item.content, "output")
         return [_with_notes(blocks[0], item=_rest(item)), *blocks[1:]]
 

@@ -14,9 +14,12 @@ canonical fields (part timestamps, ids, provider details, ``outcome``, ...) is k
 came in the block's ``extras["pydantic-ai"]`` (``part``: the part's other keys, on its
 first block; ``item``: a content item's), message keys in the message's (``fields`` when
 they hold information, ``defaults`` when they hold the schema's default), so a same-format
-round trip is exact. Parts with no canonical counterpart (compaction, speech, instruction
-and capability deltas) and items such as cache points are kept unchanged in a
-:class:`~store.model.DataBlock` (``raw``).
+round trip is exact. A part's kind is noted only where the writer would not write that very
+part of the block anyway (its role's natural part: a system prompt, a response's text, thinking,
+a call, a return, a message's first user prompt), a message's ``kind`` only on a request that
+may follow a request (which the writer would join): an agent's messages need no notes. Parts
+with no canonical counterpart (compaction, speech, instruction and capability deltas) and items
+such as cache points are kept unchanged in a :class:`~store.model.DataBlock` (``raw``).
 
 The legacy ``retry-prompt`` part (1.x histories; 2.x loads it as a tool return with
 ``outcome="retried"`` or as retry feedback) is read and written back as it came.
@@ -33,8 +36,8 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
 
 from ..errors import SchemaError
-from ..model import Message
 from ..lean import Call, Plain, Result, Writable, bare_arguments
+from ..model import Message
 from ._common import b64decode_exact, dump_json, made, message_list, parse_json, validate, validate_others
 
 NAME = "pydantic-ai"
@@ -275,8 +278,9 @@ def _part_in(part: dict[str, Any], index: int, pos: int) -> tuple[str | None, li
 # message role and kind): a part note that says only this holds no information and is left out, so
 # that an agent's messages need no notes at all (and convert as plain ones, see to_writable). A user's
 # text is a user prompt of its own only as its message's first block (later ones join the open prompt).
-_NATURAL = {("system", "text"): "system-prompt", ("assistant", "text"): "text", ("assistant", "reasoning"): "thinking",
-            ("assistant", "tool_call"): "tool-call", ("tool", "tool_result"): "tool-return"}
+_NATURAL = {("system", "text"): "system-prompt", ("assistant", "text"): "text",
+            ("assistant", "reasoning"): "thinking", ("assistant", "tool_call"): "tool-call",
+            ("tool", "tool_result"): "tool-return"}
 
 
 def _natural(role: str, kind: str, first: bool) -> str | None:
@@ -312,7 +316,7 @@ def _kind_note(m: dict[str, Any], prev: str | None) -> dict[str, Any]:
 
 
 def _message_in(m: dict[str, Any], index: int, prev: str | None) -> list[dict[str, Any]]:
-    """The canonical messages (fields) of a message; ``prev``: the kind of the one before it (None: unknown)."""
+    """The canonical messages (fields) of a message; ``prev``: the kind of the one before (None: unknown)."""
     groups: list[list[Any]] = []  # [role, blocks]
     response = m["kind"] == "response"
     for pos, part in enumerate(m["parts"]):
@@ -341,7 +345,8 @@ def _message_in(m: dict[str, Any], index: int, prev: str | None) -> list[dict[st
         own["timestamp"] = stamp
     first = {"created_at": _datetime(stamp), "metadata": m.get("metadata") if isinstance(m.get("metadata"), dict)
              else {}, "model": m.get("model_name"), "usage": _usage(m.get("usage")),
-             "external_id": m.get("provider_response_id") if response else None, "extras": {NAME: own} if own else {}}
+             "external_id": m.get("provider_response_id") if response else None,
+             "extras": {NAME: own} if own else {}}
     return [{"role": role, "content": blocks, "source_format": NAME, **(first if n == 0 else
             {"extras": {NAME: {"joined": True}}})} for n, (role, blocks) in enumerate(groups)]
 
@@ -428,8 +433,8 @@ def _plain_in(m: dict[str, Any], prev: str | None) -> list[Any]:
             groups.append([role, [part]])
     own = _kind_note(m, prev)
     if not groups:
-        return [{"role": "assistant" if m["kind"] == "response" else "user", "content": [], "source_format": NAME,
-                 "extras": {NAME: own} if own else {}}]
+        return [{"role": "assistant" if m["kind"] == "response" else "user", "content": [],
+                 "source_format": NAME, "extras": {NAME: own} if own else {}}]
     return [_group(role, parts, ({NAME: own} if own else None) if n == 0 else {NAME: {"joined": True}})
             for n, (role, parts) in enumerate(groups)]
 
@@ -466,7 +471,10 @@ def _group(role: str, parts: list[dict[str, Any]], extras: dict[str, Any] | None
 
 def _bare_call(part: dict[str, Any]) -> Call | None:
     """A call part whose arguments are text that parses to exactly itself, as a :class:`~store.lean.Call`."""
-    if part["part_kind"] != "tool-call" or (raw := part["args"]).__class__ is not str or not bare_arguments(raw):
+    if part["part_kind"] != "tool-call":
+        return None
+    raw = part["args"]
+    if raw.__class__ is not str or not bare_arguments(raw):
         return None
     return Call(part["tool_call_id"], part["tool_name"], raw)
 

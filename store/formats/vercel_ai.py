@@ -35,7 +35,9 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter, ValidationError
 
 from ..model import BLOCK, Block, Message
-from ._common import CARRY_KEY, Losses, dump_json, made, message_list, parse_data_uri, unknown_fields, validate
+from ._common import (
+    CARRY_KEY, Losses, dump_json, made, message_list, parse_data_uri, unknown_fields, validate,
+)
 
 NAME = "vercel-ai"
 CARRIED_PART = f"data-{CARRY_KEY}"
