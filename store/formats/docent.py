@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import orjson
+
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ..errors import SchemaError
-from ..lean import Plain, Result, Writable, canonical
+from ..lean import Call, Plain, Result, Writable, bare_arguments, canonical
 from ..model import (
     BLOCK,
     Block,
@@ -34,7 +36,7 @@ from ..model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from ._common import CARRY_KEY, Losses, message_list, restore, validate_others
+from ._common import CARRY_KEY, Losses, message_list, notes_bag, restore, validate_others
 
 NAME = "docent"
 
@@ -228,9 +230,12 @@ class _Reader:
         return msg, marks
 
     def plain(self, msg: Plain) -> tuple[Plain, dict[str, Any]]:
-        """A message :func:`_plain_item` read, its result noted answered as :meth:`read` notes it."""
-        if msg.content:
+        """A message :func:`_plain_item` read, its calls noted unanswered and its result answered as
+        :meth:`read` notes them."""
+        if msg.role == "tool":
             self.unanswered.pop(msg.content[0].call_id, None)
+        for call in msg.content if msg.role == "assistant" else ():
+            self.unanswered[call.call_id] = call.name  # type: ignore[union-attr]
         return msg, {}
 
     def _result_in(self, m: ToolMessage, left: dict[str, Any] | None, index: int) -> Block:
@@ -352,10 +357,13 @@ _NULLS = {role: ("id", "metadata", *shape) for role, shape in _SHAPE.items()}
 
 def _plain_item(d: Any) -> Plain | None:
     """An item as ``model_dump`` writes a text (not empty) or a result of its call's id (and its
-    function's name, or null) as its message, read from the item itself; None for any other."""
+    function's name, or null) as its message, or as convstore writes an assistant's calls (a text
+    before them or not), read from the item itself; None for any other."""
     if d.__class__ is not dict or (text := d.get("content")).__class__ is not str \
             or (role := d.get("role")).__class__ is not str or role not in _NULLS:
         return None
+    if role == "assistant" and d.get("tool_calls"):
+        return _plain_calls(d, text)
     nulls = _NULLS[role]
     if role == "tool":
         nulls = nulls[:2] + nulls[4:]  # not the call's id nor the function
@@ -367,6 +375,42 @@ def _plain_item(d: Any) -> Plain | None:
     if len(d) != len(_NULLS[role]) + 2 or any(d.get(key, 0) is not None for key in nulls):
         return None
     return Plain("tool", text, NAME, (Result(call_id),), name) if role == "tool" else Plain(role, text, NAME)
+
+
+_CALL_KEYS = ("id", "function", "arguments", "type", "parse_error", "view", "google_thought_signature")
+_CALL_MARKS = frozenset({"calls", "extras"})
+
+
+def _plain_calls(d: dict[str, Any], text: str) -> Plain | None:
+    """An assistant's item as convstore writes a message of calls (after a text or not): each call's
+    arguments an object, their text in the item's notes (``calls``; ``extras``: other formats' notes),
+    where that text parses to exactly them; None for any other."""
+    meta = d.get("metadata")
+    marks = meta.get(CARRY_KEY) if meta.__class__ is dict and len(meta) == 1 else None
+    if len(d) != 6 or d.get("id", 0) is not None or d.get("model", 0) is not None \
+            or marks.__class__ is not dict or not marks.keys() <= _CALL_MARKS \
+            or (raws := marks.get("calls")).__class__ is not dict or not notes_bag(extras := marks.get("extras", {})) \
+            or (items := d["tool_calls"]).__class__ is not list or len(raws) != len(items):
+        return None
+    calls = []
+    for n, call in enumerate(items):
+        raw = raws.get(str(n))
+        if call.__class__ is not dict or list(call) != list(_CALL_KEYS) or raw.__class__ is not dict \
+                or raw.keys() != {"arguments_raw"} or (text_of := raw["arguments_raw"]).__class__ is not str \
+                or call["id"].__class__ is not str or call["function"].__class__ is not str \
+                or call["arguments"].__class__ is not dict or any(call[k] is not None for k in _CALL_KEYS[3:]) \
+                or not bare_arguments(text_of) or not _same_json(call["arguments"], text_of):
+            return None
+        calls.append(Call(call["id"], call["function"], text_of))
+    return Plain("assistant", text or None, NAME, tuple(calls), extras=extras or None)
+
+
+def _same_json(value: Any, text: str) -> bool:
+    """Whether ``text`` is JSON of exactly ``value`` (1 and 1.0, or 1 and true, are not the same here)."""
+    try:
+        return orjson.dumps(value) == orjson.dumps(orjson.loads(text))
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        return False
 
 
 _KEYS = frozenset({"id", "content", "role", "metadata", "tool_call_id", "model", "tool_calls", "function",
