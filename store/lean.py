@@ -217,6 +217,15 @@ def bare_arguments(raw: str) -> bool:
     return value is not None and not needs_escape(text, value)
 
 
+def same_json(value: Any, text: str) -> bool:
+    """Whether ``text`` is JSON of exactly ``value`` (a source's arguments object and their text: 1 and 1.0,
+    or 1 and true, are not the same here)."""
+    try:
+        return orjson.dumps(value) == orjson.dumps(orjson.loads(text))
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        return False
+
+
 Writable: TypeAlias = Message | Plain | Parts
 """What a write takes (and a load gives a writer that takes it): canonical messages, with
 plain ones standing in for some (and on a write, :class:`Parts`)."""

@@ -25,11 +25,11 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from ..errors import SchemaError
-from ..lean import Plain, Result, Writable
+from ..lean import Call, Plain, Result, Writable, bare_arguments, same_json
 from ..model import (BLOCK, AudioBlock, Block, ImageBlock, Message, ReasoningBlock, ToolCallBlock,
                      ToolResultBlock, Usage, VideoBlock)
-from ._common import (CARRY_KEY, b64decode_exact, made, message_list, parse_data_uri, restore, unknown_fields,
-                      validate_others)
+from ._common import (CARRY_KEY, b64decode_exact, made, message_list, notes_bag, parse_data_uri, restore,
+                      unknown_fields, validate_others)
 
 NAME = "agentscope"
 
@@ -308,9 +308,36 @@ def _plain(m: Any) -> Plain | None:
     return None
 
 
+_USE_KEYS = ["type", "id", "name", "input", "raw_input"]
+
+
+def _plain_calls(m: Any) -> Plain | None:
+    """A ``Msg`` convstore wrote for an unnamed assistant's calls (a text before them or not; other formats'
+    notes carried): each ``tool_use`` with its arguments' text (``raw_input``) that parses to exactly its
+    ``input``; None for any other."""
+    if m.__class__ is not dict or len(m) != 4 or m.get("role") != "assistant" or m.get("name") != "assistant" \
+            or (content := m.get("content")).__class__ is not list or not content \
+            or (meta := m.get("metadata")).__class__ is not dict or len(meta) != 1 \
+            or (payload := meta.get(CARRY_KEY)).__class__ is not dict or payload.get("name", 0) is not None \
+            or not payload.keys() <= {"name", "extras"} or not notes_bag(extras := payload.get("extras", {})):
+        return None
+    first = content[0]
+    text = first["text"] if first.__class__ is dict and len(first) == 2 and first.get("type") == "text" \
+        and first.get("text").__class__ is str else None
+    calls = []
+    for part in content[text is not None:]:
+        if part.__class__ is not dict or list(part) != _USE_KEYS or part["type"] != "tool_use" \
+                or part["id"].__class__ is not str or part["name"].__class__ is not str \
+                or part["input"].__class__ is not dict or (raw := part["raw_input"]).__class__ is not str \
+                or not bare_arguments(raw) or not same_json(part["input"], raw):
+            return None
+        calls.append(Call(part["id"], part["name"], raw))
+    return Plain("assistant", text, NAME, tuple(calls), extras=extras or None) if calls else None
+
+
 def _read(data: Any, lean: bool) -> list[Writable]:
     raw = message_list(data, NAME)
-    plain = [_plain(m) for m in raw] if lean else [None] * len(raw)
+    plain = [_plain(m) or _plain_calls(m) for m in raw] if lean else [None] * len(raw)
     parsed = iter(validate_others(MESSAGES, raw, plain, NAME))
     out: list[Any] = []  # canonical fields (or, restored, a canonical message; or a plain one)
     pending: tuple[int, int, dict[str, Any]] | None = None  # a carried payload waits for its continuations

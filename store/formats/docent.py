@@ -20,12 +20,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-import orjson
-
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ..errors import SchemaError
-from ..lean import Call, Plain, Result, Writable, bare_arguments, canonical
+from ..lean import Call, Plain, Result, Writable, bare_arguments, canonical, same_json
 from ..model import (
     BLOCK,
     Block,
@@ -399,18 +397,10 @@ def _plain_calls(d: dict[str, Any], text: str) -> Plain | None:
                 or raw.keys() != {"arguments_raw"} or (text_of := raw["arguments_raw"]).__class__ is not str \
                 or call["id"].__class__ is not str or call["function"].__class__ is not str \
                 or call["arguments"].__class__ is not dict or any(call[k] is not None for k in _CALL_KEYS[3:]) \
-                or not bare_arguments(text_of) or not _same_json(call["arguments"], text_of):
+                or not bare_arguments(text_of) or not same_json(call["arguments"], text_of):
             return None
         calls.append(Call(call["id"], call["function"], text_of))
     return Plain("assistant", text or None, NAME, tuple(calls), extras=extras or None)
-
-
-def _same_json(value: Any, text: str) -> bool:
-    """Whether ``text`` is JSON of exactly ``value`` (1 and 1.0, or 1 and true, are not the same here)."""
-    try:
-        return orjson.dumps(value) == orjson.dumps(orjson.loads(text))
-    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
-        return False
 
 
 _KEYS = frozenset({"id", "content", "role", "metadata", "tool_call_id", "model", "tool_calls", "function",
