@@ -282,8 +282,9 @@ def to_canonical(data: Any) -> list[Message]:
 
 def to_writable(data: Any) -> list[Writable]:
     """:func:`to_canonical`, with a :class:`~store.lean.Plain` standing in for each ``Msg`` of one text,
-    or of one tool result, that convstore wrote for an unnamed message (its name, a stand-in, carried as
-    null), for a writer that takes them (``formats.convert``): read from the item itself, whose plain
+    of one tool result, or of an assistant's calls (after a text or not, each with its ``raw_input``), that
+    convstore wrote for an unnamed message (its name, a stand-in, carried as null), for a writer that
+    takes them (``formats.convert``): read from the item itself, whose plain
     types are its validation. A property test holds it to :func:`to_canonical` (tests/test_lean_read.py)."""
     return _read(data, lean=True)
 

@@ -305,7 +305,8 @@ def to_canonical(data: Any) -> list[Message]:
 
 def to_writable(data: Any) -> list[Writable]:
     """:func:`to_canonical`, with a :class:`~store.lean.Plain` standing in for each message of a plain
-    item (a text; a result of its call's id), for a writer that takes them (``formats.convert``): read
+    item (a text; a result of its call's id; an assistant's calls as convstore writes them, their arguments'
+    text in its notes), for a writer that takes them (``formats.convert``): read
     from the item itself, whose plain types are its validation. A property test holds it to
     :func:`to_canonical` (tests/test_lean_read.py)."""
     return _read(data, lean=True)
