@@ -316,7 +316,8 @@ def _plain_calls(m: Any) -> Plain | None:
     """A ``Msg`` convstore wrote for an unnamed assistant's calls (a text before them or not; other formats'
     notes carried): each ``tool_use`` with its arguments' text (``raw_input``) that parses to exactly its
     ``input``; None for any other."""
-    if m.__class__ is not dict or len(m) != 4 or m.get("role") != "assistant" or m.get("name") != "assistant" \
+    if m.__class__ is not dict or len(m) != 4 or m.get("role") != "assistant" \
+            or m.get("name") != "assistant" \
             or (content := m.get("content")).__class__ is not list or not content \
             or (meta := m.get("metadata")).__class__ is not dict or len(meta) != 1 \
             or (payload := meta.get(CARRY_KEY)).__class__ is not dict or payload.get("name", 0) is not None \

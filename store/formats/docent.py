@@ -388,7 +388,8 @@ def _plain_calls(d: dict[str, Any], text: str) -> Plain | None:
     marks = meta.get(CARRY_KEY) if meta.__class__ is dict and len(meta) == 1 else None
     if len(d) != 6 or d.get("id", 0) is not None or d.get("model", 0) is not None \
             or marks.__class__ is not dict or not marks.keys() <= _CALL_MARKS \
-            or (raws := marks.get("calls")).__class__ is not dict or not notes_bag(extras := marks.get("extras", {})) \
+            or (raws := marks.get("calls")).__class__ is not dict \
+            or not notes_bag(extras := marks.get("extras", {})) \
             or (items := d["tool_calls"]).__class__ is not list or len(raws) != len(items):
         return None
     calls = []
