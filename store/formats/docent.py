@@ -398,7 +398,8 @@ def _plain_calls(d: dict[str, Any], text: str) -> Plain | None:
         if call.__class__ is not dict or list(call) != list(_CALL_KEYS) or raw.__class__ is not dict \
                 or raw.keys() != {"arguments_raw"} or (text_of := raw["arguments_raw"]).__class__ is not str \
                 or call["id"].__class__ is not str or call["function"].__class__ is not str \
-                or call["arguments"].__class__ is not dict or any(call[k] is not None for k in _CALL_KEYS[3:]) \
+                or call["arguments"].__class__ is not dict \
+                or any(call[k] is not None for k in _CALL_KEYS[3:]) \
                 or not bare_arguments(text_of) or not same_json(call["arguments"], text_of):
             return None
         calls.append(Call(call["id"], call["function"], text_of))
