@@ -402,8 +402,9 @@ def _joined(messages: list[Message | Plain]) -> list[tuple[int, Message | Plain]
     """The messages to write, with their indexes: consecutive tool messages answering one
     request join into one, since AgentChat writes the results of one turn's parallel calls as
     one ToolCallExecutionEvent (OpenAI writes a tool message per result). Only messages that
-    differ in nothing but their results join, so nothing of theirs is lost; read back, they
-    are one tool message, which OpenAI-like targets split again."""
+    differ in nothing but their results join, and only those without notes (a source's notes may mark where
+    one of its messages ends: Pydantic AI's requests after a request), so nothing of theirs is lost; read
+    back, they are one tool message, which OpenAI-like targets split again."""
     out: list[tuple[int, Message | Plain]] = []
     requested: set[str] = set()
     for index, msg in enumerate(messages):
@@ -411,7 +412,8 @@ def _joined(messages: list[Message | Plain]) -> list[tuple[int, Message | Plain]
         if calls:
             requested = calls
         prev = out[-1][1] if out else None
-        if prev is not None and _answers(prev, requested) and _answers(msg, requested) and _rest(prev) == _rest(msg):
+        if prev is not None and not msg.extras and _answers(prev, requested) and _answers(msg, requested) \
+                and _rest(prev) == _rest(msg):
             prev, msg = canonical([prev, msg])  # type: ignore[assignment]  # a plain result joins as its canonical message
             out[-1] = (out[-1][0], prev.model_copy(update={"content": [*prev.content, *msg.content]}))  # type: ignore[union-attr]
         else:

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from store import convert
@@ -216,8 +216,14 @@ plain_history = st.lists(st.builds(lambda k, request, response: {"parts": reques
                                    st.lists(plain_response_part, max_size=4)), max_size=6)
 
 
+_RETURN = {"tool_name": "f", "content": {"a": [1]}, "part_kind": "tool-return", "tool_call_id": "c1"}
+
+
 @settings(max_examples=200, deadline=None)
 @given(plain_history)
+@example([{"parts": [{"tool_name": "f", "part_kind": "tool-call", "args": '{"a": 1}', "tool_call_id": "c1"}],
+           "kind": "response"}, {"parts": [], "kind": "request"},
+          {"parts": [_RETURN], "kind": "request"}, {"parts": [_RETURN], "kind": "request"}])
 def test_a_history_of_plain_parts_round_trips_with_the_notes_it_needs_only(data) -> None:
     """Parts the writer writes anyway (a system prompt, a response's text, a call, a return, a message's
     first user prompt) carry no note, nor a message that no request before it would join: such a history
