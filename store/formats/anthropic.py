@@ -28,31 +28,29 @@ The writer is :mod:`._anthropic_write`.
 from __future__ import annotations
 
 from itertools import groupby
-from typing import Annotated, Any, Literal, Union, get_args
+from typing import Annotated, Any, Literal, Union, get_args, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
+from pydantic import ConfigDict, Discriminator, Tag, TypeAdapter, with_config
+from typing_extensions import NotRequired, TypedDict
 
-from ..lean import Plain, Writable, canonical
-from ..model import (
-    Block, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
-    ToolResultBlock,
-)
-from ._common import b64decode_exact, message_list, unknown_fields, validate, validate_others
+from ..lean import Plain, Writable
+from ..model import Message
+from ._common import b64decode_exact, made, message_list, validate, validate_others
 
 NAME = "anthropic"
 
 
-class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
+_OPEN = ConfigDict(extra="allow")
+"""The SDK's types allow keys they do not declare: kept (``extras["anthropic"]["fields"]``)."""
 
 
-def _tagged(*models: type[BaseModel], key: str = "type") -> Any:
+def _tagged(*models: type, key: str = "type") -> Any:
     """A union picked by ``key``, tagged by class name: a literal tag such as ``text`` or
     ``thinking`` is also a field name, which would blur the field paths of errors."""
-    tags = {value: m.__name__ for m in models for value in get_args(m.model_fields[key].annotation)}
+    tags = {value: m.__name__ for m in models for value in get_args(get_type_hints(m)[key])}
 
     def pick(value: Any) -> str | None:
-        found = value.get(key) if isinstance(value, dict) else getattr(value, key, None)
+        found = value.get(key) if isinstance(value, dict) else None
         return tags.get(found) if isinstance(found, str) else None
 
     return Annotated[
@@ -62,32 +60,44 @@ def _tagged(*models: type[BaseModel], key: str = "type") -> Any:
     ]
 
 
-class TextPart(_Open):
+# The source models are TypedDicts: validated in pydantic-core, they are dicts, read without a model object
+# a part (a reader walking models spent as long again on their attributes and their unknown keys).
+
+
+@with_config(_OPEN)
+class TextPart(TypedDict):
     type: Literal["text"]
     text: str
 
 
-class Base64Source(_Open):
+@with_config(_OPEN)
+class Base64Source(TypedDict):
     type: Literal["base64"]
     media_type: str
     data: str
 
 
-class TextSource(Base64Source):
-    type: Literal["text"]  # type: ignore[assignment]
+@with_config(_OPEN)
+class TextSource(TypedDict):
+    type: Literal["text"]
+    media_type: str
+    data: str
 
 
-class URLSource(_Open):
+@with_config(_OPEN)
+class URLSource(TypedDict):
     type: Literal["url"]
     url: str
 
 
-class FileSource(_Open):
+@with_config(_OPEN)
+class FileSource(TypedDict):
     type: Literal["file"]
     file_id: str
 
 
-class ContentSource(_Open):
+@with_config(_OPEN)
+class ContentSource(TypedDict):
     type: Literal["content"]
     content: str | list[dict[str, Any]]
 
@@ -96,29 +106,34 @@ ImageSource = _tagged(Base64Source, URLSource, FileSource)
 DocumentSource = _tagged(Base64Source, URLSource, FileSource, TextSource, ContentSource)
 
 
-class ImagePart(_Open):
+@with_config(_OPEN)
+class ImagePart(TypedDict):
     type: Literal["image"]
     source: ImageSource  # type: ignore[valid-type]
 
 
-class DocumentPart(_Open):
+@with_config(_OPEN)
+class DocumentPart(TypedDict):
     type: Literal["document"]
     source: DocumentSource  # type: ignore[valid-type]
-    title: str | None = None
+    title: NotRequired[str | None]
 
 
-class ThinkingPart(_Open):
+@with_config(_OPEN)
+class ThinkingPart(TypedDict):
     type: Literal["thinking"]
     thinking: str
     signature: str
 
 
-class RedactedThinkingPart(_Open):
+@with_config(_OPEN)
+class RedactedThinkingPart(TypedDict):
     type: Literal["redacted_thinking"]
     data: str
 
 
-class ToolUsePart(_Open):
+@with_config(_OPEN)
+class ToolUsePart(TypedDict):
     type: Literal["tool_use"]
     id: str
     name: str
@@ -132,7 +147,8 @@ _PASSTHROUGH = (
 )
 
 
-class OtherPart(_Open):
+@with_config(_OPEN)
+class OtherPart(TypedDict):
     """A block of the SDK's union that has no canonical counterpart; kept as it is."""
 
     type: Literal[_PASSTHROUGH]  # type: ignore[valid-type]
@@ -141,12 +157,12 @@ class OtherPart(_Open):
 ResultPart = _tagged(TextPart, ImagePart, DocumentPart, OtherPart)
 
 
-class ToolResultPart(_Open):
+@with_config(_OPEN)
+class ToolResultPart(TypedDict):
     type: Literal["tool_result"]
     tool_use_id: str
-    # Optional but not nullable in the SDK: defaults are not validated, so an explicit null is refused.
-    content: str | list[ResultPart] = None  # type: ignore[valid-type, assignment]
-    is_error: bool = None  # type: ignore[assignment]
+    content: NotRequired[str | list[ResultPart]]  # type: ignore[valid-type]  # optional, not nullable
+    is_error: NotRequired[bool]
 
 
 Part = _tagged(
@@ -154,35 +170,55 @@ Part = _tagged(
 )
 
 
-class ChatMessage(_Open):
+@with_config(_OPEN)
+class ChatMessage(TypedDict):
     role: Literal["user", "assistant"]
     content: str | list[Part]  # type: ignore[valid-type]
 
 
-class SystemMessage(_Open):
+@with_config(_OPEN)
+class SystemMessage(TypedDict):
     role: Literal["system"]
     content: str | list[TextPart]
 
 
-class Request(_Open):
+@with_config(_OPEN)
+class Request(TypedDict):
     """What surrounds the messages: ``system`` and any other request keys (kept)."""
 
-    system: str | list[TextPart] = None  # type: ignore[assignment]
+    system: NotRequired[str | list[TextPart]]
 
 
 MESSAGES = TypeAdapter(list[_tagged(ChatMessage, SystemMessage, key="role")])  # type: ignore[misc]
 REQUEST = TypeAdapter(Request)
 
+_KEYS = {
+    "text": frozenset(TextPart.__annotations__), "image": frozenset(ImagePart.__annotations__),
+    "document": frozenset(DocumentPart.__annotations__), "thinking": frozenset(ThinkingPart.__annotations__),
+    "redacted_thinking": frozenset(RedactedThinkingPart.__annotations__),
+    "tool_use": frozenset(ToolUsePart.__annotations__), "tool_result": frozenset(ToolResultPart.__annotations__),
+}
+"""Each part type's declared keys; a part's others are its unknown ones."""
+_MESSAGE_KEYS = frozenset(ChatMessage.__annotations__)
+_SOURCE_KEYS = {"base64": frozenset(Base64Source.__annotations__), "text": frozenset(TextSource.__annotations__),
+                "url": frozenset(URLSource.__annotations__), "file": frozenset(FileSource.__annotations__)}
 
-def _unknown(model: BaseModel) -> dict[str, Any] | None:
-    """Keys the canonical model has no field for: unknown ones, and known ones given as null."""
-    return unknown_fields(model)
+
+def _unknown(value: dict[str, Any], keys: frozenset[str]) -> dict[str, Any] | None:
+    """Keys the canonical model has no field for: unknown ones, and a document's title given as null
+    (the one declared key that takes null)."""
+    if value.keys() <= keys:  # nearly every part: a set test in C
+        return {"title": None} if "title" in value and value["title"] is None else None
+    extra = {k: v for k, v in value.items() if k not in keys}
+    if "title" in value and value["title"] is None:
+        extra["title"] = None
+    return extra
 
 
-def _extras(model: BaseModel, **shape: Any) -> dict[str, Any]:
+def _extras(value: dict[str, Any], keys: frozenset[str], **shape: Any) -> dict[str, Any]:
     """The ``extras["anthropic"]`` entry: unknown keys plus shape notes, empty parts left out."""
-    kept = {k: v for k, v in shape.items() if v is not None and v is not False}
-    if (fields := _unknown(model)) is not None:
+    kept = {k: v for k, v in shape.items() if v is not None and v is not False} if shape else {}
+    if (fields := _unknown(value, keys)) is not None:
         kept = {"fields": fields, **kept}
     return {NAME: kept} if kept else {}
 
@@ -190,41 +226,62 @@ def _extras(model: BaseModel, **shape: Any) -> dict[str, Any]:
 # --- to canonical --------------------------------------------------------------
 
 
-def _source_in(source: BaseModel) -> tuple[dict[str, Any], dict[str, Any]]:
+def _source_in(source: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The canonical media fields of an image or document source, and shape notes."""
-    inner = _unknown(source)
-    match source:
-        case TextSource():
-            media = {"data": source.data.encode(), "media_type": source.media_type}
-            return media, {"inner": inner, "source": "text"}
-        case Base64Source():
-            data = b64decode_exact(source.data)  # else the string is kept as given
-            raw = None if data is not None else source.data
-            return {"data": data, "media_type": source.media_type}, {"inner": inner, "raw": raw}
-        case URLSource():
-            return {"url": source.url}, {"inner": inner}
-        case FileSource():
-            return {"file_id": source.file_id}, {"inner": inner}
-    return {}, {"source": source.model_dump()}  # a content source: blocks a canonical file cannot hold
+    kind = source["type"]
+    if kind == "content":  # blocks a canonical file cannot hold
+        return {}, {"source": source}
+    inner = _unknown(source, _SOURCE_KEYS[kind])
+    if kind == "text":
+        return {"data": source["data"].encode(), "media_type": source["media_type"]}, {"inner": inner, "source": "text"}
+    if kind == "base64":
+        data = b64decode_exact(source["data"])  # else the string is kept as given
+        raw = None if data is not None else source["data"]
+        return {"data": data, "media_type": source["media_type"]}, {"inner": inner, "raw": raw}
+    if kind == "url":
+        return {"url": source["url"]}, {"inner": inner}
+    return {"file_id": source["file_id"]}, {"inner": inner}
 
 
-def _part_in(part: BaseModel) -> Block:
-    match part:
-        case TextPart():
-            return TextBlock(text=part.text, extras=_extras(part))
-        case ImagePart():
-            media, notes = _source_in(part.source)
-            return ImageBlock(**media, extras=_extras(part, **notes))
-        case DocumentPart():
-            media, notes = _source_in(part.source)
-            return FileBlock(**media, filename=part.title, extras=_extras(part, **notes))
-        case ThinkingPart():
-            return ReasoningBlock(text=part.thinking, signature=part.signature, extras=_extras(part))
-        case RedactedThinkingPart():
-            return ReasoningBlock(redacted=True, data=part.data, extras=_extras(part))
-        case ToolUsePart():
-            return ToolCallBlock(call_id=part.id, name=part.name, arguments=part.input, extras=_extras(part))
-    return DataBlock(data=part.model_dump(), extras={NAME: {"block": True}})
+def _text_in(part: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "text", "text": part["text"], "extras": _extras(part, _KEYS["text"])}
+
+
+def _image_in(part: dict[str, Any]) -> dict[str, Any]:
+    media, notes = _source_in(part["source"])
+    return {"kind": "image", **media, "extras": _extras(part, _KEYS["image"], **notes)}
+
+
+def _document_in(part: dict[str, Any]) -> dict[str, Any]:
+    media, notes = _source_in(part["source"])
+    return {"kind": "file", **media, "filename": part.get("title"), "extras": _extras(part, _KEYS["document"], **notes)}
+
+
+def _thinking_in(part: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "reasoning", "text": part["thinking"], "signature": part["signature"],
+            "extras": _extras(part, _KEYS["thinking"])}
+
+
+def _redacted_in(part: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "reasoning", "redacted": True, "data": part["data"],
+            "extras": _extras(part, _KEYS["redacted_thinking"])}
+
+
+def _tool_use_in(part: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "tool_call", "call_id": part["id"], "name": part["name"], "arguments": part["input"],
+            "extras": _extras(part, _KEYS["tool_use"])}
+
+
+_PART_IN = {"text": _text_in, "image": _image_in, "document": _document_in, "thinking": _thinking_in,
+            "redacted_thinking": _redacted_in, "tool_use": _tool_use_in}
+"""A part's canonical block, as fields (validated with the messages, :func:`._common.made`), by its type;
+the passthrough types (``OtherPart``) are data blocks."""
+
+
+def _part_in(part: dict[str, Any]) -> dict[str, Any]:
+    if (read := _PART_IN.get(part["type"])) is not None:
+        return read(part)
+    return {"kind": "data", "data": part, "extras": {NAME: {"block": True}}}
 
 
 class _Reader:
@@ -234,36 +291,41 @@ class _Reader:
         self.names: dict[str, str] = {}
         self.previous: str | None = None
 
-    def block(self, part: BaseModel) -> Block:
-        if not isinstance(part, ToolResultPart):
+    def block(self, part: dict[str, Any]) -> dict[str, Any]:
+        if part["type"] != "tool_result":
             block = _part_in(part)
-            if isinstance(block, ToolCallBlock):
-                self.names[block.call_id] = block.name
+            if block["kind"] == "tool_call":
+                self.names[block["call_id"]] = block["name"]
             return block
-        content = part.content
-        return ToolResultBlock(
-            call_id=part.tool_use_id, name=self.names.get(part.tool_use_id), is_error=bool(part.is_error),
-            output=[_part_in(p) for p in content] if isinstance(content, list) else content or "",
-            extras=_extras(part, content="empty" if content == "" else None, no_error=part.is_error is False),
-        )
+        content, is_error, call_id = part.get("content"), part.get("is_error"), part["tool_use_id"]
+        return {
+            "kind": "tool_result", "call_id": call_id, "name": self.names.get(call_id), "is_error": bool(is_error),
+            "output": [_part_in(p) for p in content] if isinstance(content, list) else content or "",
+            "extras": _extras(part, _KEYS["tool_result"], content="empty" if content == "" else None,
+                              no_error=is_error is False),
+        }
 
-    def message(self, m: ChatMessage | SystemMessage) -> list[Message]:
-        """The canonical messages of one Anthropic message: a user message's tool results
+    def message(self, m: dict[str, Any]) -> list[dict[str, Any]]:
+        """The canonical messages of one Anthropic message, as fields: a user message's tool results
         go into tool messages of their own (the parts after the first marked ``joined``)."""
-        separate, self.previous = m.role == self.previous, m.role
-        form = "list" if isinstance(m.content, list) else None
-        head = _extras(m, content=form, separate=separate, inline=m.role == "system")
-        content = m.content
-        blocks = [TextBlock(text=content)] if isinstance(content, str) else [self.block(p) for p in content]
-        if m.role != "user":
-            return [Message(role=m.role, content=blocks, source_format=NAME, extras=head)]
-        out: list[Message] = []
-        for results, run in groupby(blocks, key=lambda b: isinstance(b, ToolResultBlock)):
-            out.append(Message(
-                role="tool" if results else "user", source_role="user" if results else None,
-                content=list(run), source_format=NAME, extras={NAME: {"joined": True}} if out else head,
-            ))
-        return out or [Message(role="user", source_format=NAME, extras=head)]
+        role, content = m["role"], m["content"]
+        separate, self.previous = role == self.previous, role
+        listed = content.__class__ is list
+        head = _extras(m, _MESSAGE_KEYS, content="list" if listed else None, separate=separate,
+                       inline=role == "system")
+        blocks = [self.block(p) for p in content] if listed else [{"kind": "text", "text": content}]
+        if role != "user":
+            return [{"role": role, "content": blocks, "source_format": NAME, "extras": head}]
+        out: list[dict[str, Any]] = []
+        for results, run in groupby(blocks, key=_is_result):
+            out.append({"role": "tool" if results else "user", "source_role": "user" if results else None,
+                        "content": list(run), "source_format": NAME,
+                        "extras": {NAME: {"joined": True}} if out else head})
+        return out or [{"role": "user", "source_format": NAME, "extras": head}]
+
+
+def _is_result(block: dict[str, Any]) -> bool:
+    return block["kind"] == "tool_result"
 
 
 def to_canonical(data: Any) -> list[Message]:
@@ -288,33 +350,37 @@ def _plain_text(m: Any) -> Plain | None:
 
 
 def _read(data: Any, lean: bool) -> list[Writable]:
+    """The messages, those not plain built as fields and validated in one call (``made``)."""
     messages = message_list(data, NAME)
     request = None
     if isinstance(data, dict):
         request = validate(REQUEST, {k: v for k, v in data.items() if k != "messages"}, NAME)
     plain = [_plain_text(m) for m in messages] if lean else [None] * len(messages)
     parsed = iter(validate_others(MESSAGES, messages, plain, NAME))
-    out: list[Writable] = []
-    if request is not None and "system" in request.model_fields_set:
-        system = request.system
-        blocks = [TextBlock(text=system)] if isinstance(system, str) else [_part_in(p) for p in system]
-        out.append(Message(role="system", content=blocks, source_format=NAME,
-                           extras={} if isinstance(system, str) else {NAME: {"content": "list"}}))
+    out: list[Any] = []
+    if request is not None and "system" in request:
+        system = request["system"]
+        blocks = [{"kind": "text", "text": system}] if isinstance(system, str) else [_part_in(p) for p in system]
+        out.append({"role": "system", "content": blocks, "source_format": NAME,
+                    "extras": {} if isinstance(system, str) else {NAME: {"content": "list"}}})
     reader = _Reader()
     for p in plain:
         if p is None:
-            out.extend(reader.message(next(parsed)))
+            out += reader.message(next(parsed))
         elif p.role == reader.previous:  # a second message of a role in a row: noted, not plain
-            out.append(Message(role=p.role, content=[TextBlock(text=p.text)], source_format=NAME,
-                               extras={NAME: {"separate": True}}))
+            out.append({"role": p.role, "content": [{"kind": "text", "text": p.text}], "source_format": NAME,
+                        "extras": {NAME: {"separate": True}}})
         else:
             reader.previous = p.role
             out.append(p)
-    if out and (request is None or request.model_extra):
-        wrapper = {"form": "list"} if request is None else {"request": request.model_extra}
-        out[0] = canonical(out[:1])[0]
-        out[0].extras.setdefault(NAME, {}).update(wrapper)  # type: ignore[union-attr]
-    return out
+    others = None if request is None else {k: v for k, v in request.items() if k != "system"}
+    if out and (request is None or others):
+        wrapper = {"form": "list"} if request is None else {"request": others}
+        first = out[0] if out[0].__class__ is dict else out[0].fields()
+        notes = first["extras"] = dict(first.get("extras") or {})
+        notes[NAME] = {**notes.get(NAME, {}), **wrapper}
+        out[0] = first
+    return made(out)
 
 
 _ROLES = frozenset({"user", "assistant", "system"})
