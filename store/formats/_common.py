@@ -132,6 +132,17 @@ def unknown_fields(model: pydantic.BaseModel, skip: str | None = None) -> dict[s
     return {**(extra or {}), **nulls}
 
 
+def unknown_keys(value: dict[str, Any], keys: frozenset[str], skip: str | None = None) -> dict[str, Any] | None:
+    """:func:`unknown_fields` of a source TypedDict's validated dict: its keys not among ``keys`` (its
+    declared ones), then the declared ones given as null (``skip`` aside). Most values have neither: two
+    tests in C."""
+    if value.keys() <= keys and None not in value.values():
+        return None
+    extra = {k: v for k, v in value.items() if k not in keys}
+    nulls = {k: None for k, v in value.items() if v is None and k in keys and k != skip}
+    return {**extra, **nulls} if nulls else extra or None
+
+
 def message_list(data: Any, format: str) -> list[Any]:
     """The list of messages in ``data``: the value itself or its ``messages`` member."""
     if isinstance(data, dict) and isinstance(data.get("messages"), list):

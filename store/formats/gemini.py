@@ -27,81 +27,101 @@ from collections.abc import Iterable, Iterator
 from itertools import groupby
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic import ConfigDict, TypeAdapter, with_config
+from typing_extensions import NotRequired, TypedDict
 
 from ..errors import SchemaError
-from ..lean import Plain, Writable, canonical
-from ..model import (
-    AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock,
-    TextBlock, ToolCallBlock, ToolResultBlock, VideoBlock,
-)
-from ._common import Losses, dump_json, unknown_fields, validate, validate_others
+from ..lean import Plain, Writable
+from ..model import Message
+from ._common import Losses, dump_json, made, unknown_keys, validate, validate_others
 
 NAME = "gemini"
 
 
-class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
+_OPEN = ConfigDict(extra="allow")
+"""The SDK's types allow keys they do not declare: kept (``extras["gemini"]["fields"]``)."""
+
+# The source models are TypedDicts: validated in pydantic-core, they are dicts, read without a model object
+# a part (see the Anthropic reader).
 
 
-class Blob(_Open):
-    data: str | None = None
-    mime_type: str | None = None
-    display_name: str | None = None
+@with_config(_OPEN)
+class Blob(TypedDict, total=False):
+    data: str | None
+    mime_type: str | None
+    display_name: str | None
 
 
-class FileData(_Open):
-    file_uri: str | None = None
-    mime_type: str | None = None
-    display_name: str | None = None
+@with_config(_OPEN)
+class FileData(TypedDict, total=False):
+    file_uri: str | None
+    mime_type: str | None
+    display_name: str | None
 
 
-class FunctionCall(_Open):
+@with_config(_OPEN)
+class FunctionCall(TypedDict):
     name: str
-    id: str | None = None
-    args: dict[str, Any] | None = None
+    id: NotRequired[str | None]
+    args: NotRequired[dict[str, Any] | None]
 
 
-class FunctionResponse(_Open):
+@with_config(_OPEN)
+class FunctionResponse(TypedDict):
     name: str
-    id: str | None = None
-    response: dict[str, Any] | None = None
+    id: NotRequired[str | None]
+    response: NotRequired[dict[str, Any] | None]
 
 
-class ExecutableCode(_Open):
+@with_config(_OPEN)
+class ExecutableCode(TypedDict):
     code: str
-    language: str | None = None
+    language: NotRequired[str | None]
 
 
-class CodeExecutionResult(_Open):
-    outcome: str | None = None
-    output: str | None = None
+@with_config(_OPEN)
+class CodeExecutionResult(TypedDict, total=False):
+    outcome: str | None
+    output: str | None
 
 
-class Part(_Open):
-    text: str | None = None
-    thought: bool | None = None
-    thought_signature: str | None = None
-    inline_data: Blob | None = None
-    file_data: FileData | None = None
-    function_call: FunctionCall | None = None
-    function_response: FunctionResponse | None = None
-    executable_code: ExecutableCode | None = None
-    code_execution_result: CodeExecutionResult | None = None
+@with_config(_OPEN)
+class Part(TypedDict, total=False):
+    text: str | None
+    thought: bool | None
+    thought_signature: str | None
+    inline_data: Blob | None
+    file_data: FileData | None
+    function_call: FunctionCall | None
+    function_response: FunctionResponse | None
+    executable_code: ExecutableCode | None
+    code_execution_result: CodeExecutionResult | None
 
 
-class Content(_Open):
+@with_config(_OPEN)
+class Content(TypedDict):
     role: Literal["user", "model"]
     parts: list[Part]
 
 
-class SystemInstruction(_Open):
-    role: str | None = None
+@with_config(_OPEN)
+class SystemInstruction(TypedDict):
+    role: NotRequired[str | None]
     parts: list[Part]
 
 
-class Request(_Open):
-    system_instruction: str | SystemInstruction | None = None
+@with_config(_OPEN)
+class Request(TypedDict, total=False):
+    system_instruction: str | SystemInstruction | None
+
+
+def _keys(model: type) -> frozenset[str]:
+    return frozenset(model.__annotations__)
+
+
+_BLOB, _FILE, _CALL, _RESPONSE = _keys(Blob), _keys(FileData), _keys(FunctionCall), _keys(FunctionResponse)
+_CODE, _CODE_RESULT, _CONTENT, _SYSTEM = _keys(ExecutableCode), _keys(CodeExecutionResult), _keys(Content), \
+    _keys(SystemInstruction)
 
 
 CONTENTS = TypeAdapter(list[Content])
@@ -112,7 +132,7 @@ REQUEST = TypeAdapter(Request)
 _DATA = ("text", "inline_data", "file_data", "function_call", "function_response", "executable_code",
          "code_execution_result")
 _OTHER_DATA = frozenset({"tool_call", "tool_response"})
-_MEDIA_KINDS = (("image/", ImageBlock), ("audio/", AudioBlock), ("video/", VideoBlock))
+_MEDIA_KINDS = (("image/", "image"), ("audio/", "audio"), ("video/", "video"))
 LANGUAGES = {"PYTHON": "python"}
 LANGUAGE_OUT = {v: k for k, v in LANGUAGES.items()}
 _OUTCOMES = {"OUTCOME_OK": 0, "OUTCOME_FAILED": 1}
@@ -158,102 +178,124 @@ def _note(**shape: Any) -> dict[str, Any]:
     return {NAME: kept} if kept else {}
 
 
-def _media_in(ref: Blob | FileData, fields: dict[str, Any] | None, inline: bool) -> Block:
-    kind = next((cls for prefix, cls in _MEDIA_KINDS if (ref.mime_type or "").startswith(prefix)), FileBlock)
-    media: dict[str, Any] = {"media_type": ref.mime_type, "filename": ref.display_name}
-    notes: dict[str, Any] = {"fields": fields, "inner": unknown_fields(ref)}
-    if isinstance(ref, Blob) and ref.data is not None:
-        media["data"], notes["alphabet"] = _b64_in(ref.data)
+def _media_in(ref: dict[str, Any], fields: dict[str, Any] | None, inline: bool) -> dict[str, Any]:
+    mime_type = ref.get("mime_type")
+    kind = next((k for prefix, k in _MEDIA_KINDS if (mime_type or "").startswith(prefix)), "file")
+    media: dict[str, Any] = {"kind": kind, "media_type": mime_type, "filename": ref.get("display_name")}
+    notes: dict[str, Any] = {"fields": fields, "inner": unknown_keys(ref, _BLOB if inline else _FILE)}
+    if inline and (data := ref.get("data")) is not None:
+        media["data"], notes["alphabet"] = _b64_in(data)
         if media["data"] is None:
-            notes["raw"] = ref.data  # not exact base64: kept as the text it was
-    elif isinstance(ref, FileData):
-        media["url"] = ref.file_uri
-    return kind(**media, extras=_note(**notes, file=not inline or None))
+            notes["raw"] = data  # not exact base64: kept as the text it was
+    elif not inline:
+        media["url"] = ref.get("file_uri")
+    media["extras"] = _note(**notes, file=not inline or None)
+    return media
+
+
+def _is_result(block: dict[str, Any]) -> bool:
+    return block["kind"] == "tool_result"
 
 
 class _Reader:
-    """Converts one conversation; pairs responses without id with calls by name and order."""
+    """Converts one conversation, into canonical fields (validated in one call, ``made``); pairs responses
+    without id with calls by name and order."""
 
     def __init__(self) -> None:
         self.pending: list[tuple[str, str]] = []  # (call id, name) of unanswered calls, oldest first
 
-    def part(self, part: Part, index: int, pos: int) -> Block:
-        given = part.model_fields_set | set(part.__pydantic_extra__ or ())
-        present = [k for k in _DATA if getattr(part, k) is not None]
-        if len(present) != 1 or given & _OTHER_DATA:
-            return DataBlock(data=part.model_dump(mode="json", exclude_unset=True), extras=_note(part=True))
+    def part(self, part: dict[str, Any], index: int, pos: int) -> dict[str, Any]:
+        present = [k for k in _DATA if part.get(k) is not None]
+        if len(present) != 1 or not _OTHER_DATA.isdisjoint(part):
+            return {"kind": "data", "data": part, "extras": _note(part=True)}
         key = present[0]
-        reasoning = key == "text" and part.thought is True
-        skip = {key, "thought", "thought_signature"} if reasoning else {key}
-        dumped = part.model_dump(mode="json", include=given - skip) if given - skip else None
-        fields = {k: dumped[k] if k in dumped else part.__pydantic_extra__[k] for k in dumped} if dumped else None
+        reasoning = key == "text" and part.get("thought") is True
+        skip = _REASONING_SKIP if reasoning else (key,)
+        fields = {k: v for k, v in part.items() if k not in skip} if len(part) > len(skip) or reasoning else None
         if reasoning:
-            return ReasoningBlock(text=part.text or "", signature=part.thought_signature, extras=_note(fields=fields))
-        match key:
-            case "text":
-                return TextBlock(text=part.text or "", extras=_note(fields=fields))
-            case "inline_data" | "file_data":
-                return _media_in(getattr(part, key), fields, key == "inline_data")
-            case "function_call":
-                return self.call(part.function_call, fields, index, pos)
-            case "function_response":
-                return self.response(part.function_response, fields, index, pos)
-            case "executable_code":
-                code = part.executable_code
-                return CodeBlock(code=code.code, language=LANGUAGES.get(code.language or "", code.language),
-                                 extras=_note(fields=fields, inner=unknown_fields(code)))
-        result = part.code_execution_result
-        exit_code = _OUTCOMES.get(result.outcome or "")
-        kept_outcome = result.outcome if outcome_out(exit_code) != result.outcome else None
-        return CodeResultBlock(output=result.output or "", exit_code=exit_code, extras=_note(
-            fields=fields, inner=unknown_fields(result), outcome=kept_outcome, no_output=result.output is None))
+            return {"kind": "reasoning", "text": part["text"] or "", "signature": part.get("thought_signature"),
+                    "extras": _note(fields=fields or None)}
+        return _PART_IN[key](self, part[key], fields or None, index, pos)
 
-    def call(self, call: FunctionCall, fields: Any, index: int, pos: int) -> ToolCallBlock:
-        call_id = call.id if call.id is not None else f"gemini_call_{index}_{pos}"
-        self.pending.append((call_id, call.name))
-        return ToolCallBlock(call_id=call_id, name=call.name, arguments=call.args, call_id_synthesized=call.id is None,
-                             extras=_note(fields=fields, inner=unknown_fields(call), no_args=call.args is None))
+    def text(self, text: str, fields: Any, index: int, pos: int) -> dict[str, Any]:
+        return {"kind": "text", "text": text or "", "extras": _note(fields=fields)}
 
-    def response(self, resp: FunctionResponse, fields: Any, index: int, pos: int) -> ToolResultBlock:
-        if resp.id is not None:
-            call = next((c for c in self.pending if c[0] == resp.id), None)
+    def inline_data(self, ref: dict[str, Any], fields: Any, index: int, pos: int) -> dict[str, Any]:
+        return _media_in(ref, fields, True)
+
+    def file_data(self, ref: dict[str, Any], fields: Any, index: int, pos: int) -> dict[str, Any]:
+        return _media_in(ref, fields, False)
+
+    def code(self, code: dict[str, Any], fields: Any, index: int, pos: int) -> dict[str, Any]:
+        language = code.get("language")
+        return {"kind": "code", "code": code["code"], "language": LANGUAGES.get(language or "", language),
+                "extras": _note(fields=fields, inner=unknown_keys(code, _CODE))}
+
+    def code_result(self, result: dict[str, Any], fields: Any, index: int, pos: int) -> dict[str, Any]:
+        outcome, output = result.get("outcome"), result.get("output")
+        exit_code = _OUTCOMES.get(outcome or "")
+        kept_outcome = outcome if outcome_out(exit_code) != outcome else None
+        return {"kind": "code_result", "output": output or "", "exit_code": exit_code, "extras": _note(
+            fields=fields, inner=unknown_keys(result, _CODE_RESULT), outcome=kept_outcome, no_output=output is None)}
+
+    def call(self, call: dict[str, Any], fields: Any, index: int, pos: int) -> dict[str, Any]:
+        given, name, args = call.get("id"), call["name"], call.get("args")
+        call_id = given if given is not None else f"gemini_call_{index}_{pos}"
+        self.pending.append((call_id, name))
+        return {"kind": "tool_call", "call_id": call_id, "name": name, "arguments": args,
+                "call_id_synthesized": given is None,
+                "extras": _note(fields=fields, inner=unknown_keys(call, _CALL), no_args=args is None)}
+
+    def response(self, resp: dict[str, Any], fields: Any, index: int, pos: int) -> dict[str, Any]:
+        given, name = resp.get("id"), resp["name"]
+        if given is not None:
+            call = next((c for c in self.pending if c[0] == given), None)
         else:  # the API pairs responses without id by name, in order
-            call = next((c for c in self.pending if c[1] == resp.name), self.pending[0] if self.pending else None)
+            call = next((c for c in self.pending if c[1] == name), self.pending[0] if self.pending else None)
         if call is not None:
             self.pending.remove(call)
-        call_id = resp.id if resp.id is not None else (call[0] if call else f"gemini_result_{index}_{pos}")
-        body = resp.response
+        call_id = given if given is not None else (call[0] if call else f"gemini_result_{index}_{pos}")
+        body = resp.get("response")
         key = next(iter(body)) if isinstance(body, dict) and len(body) == 1 else None
         value = body[key] if key in _RESPONSE_KEYS else body
         if isinstance(value, str):
             output, as_json = value, None
         else:  # a JSON value is kept as its text: every format can hold text
             output, as_json = ("" if value is None else dump_json(value)), (key if key in _RESPONSE_KEYS else ".")
-        return ToolResultBlock(call_id=call_id, name=resp.name, output=output, is_error=_RESPONSE_KEYS.get(key, False),
-                               extras=_note(fields=fields, inner=unknown_fields(resp), no_id=resp.id is None,
-                                            json=as_json, no_response=body is None))
+        return {"kind": "tool_result", "call_id": call_id, "name": name, "output": output,
+                "is_error": _RESPONSE_KEYS.get(key, False),  # type: ignore[arg-type]
+                "extras": _note(fields=fields, inner=unknown_keys(resp, _RESPONSE), no_id=given is None,
+                                json=as_json, no_response=body is None)}
 
-    def content(self, c: Content, index: int) -> list[Message]:
-        """One Content as canonical messages: a user turn's function responses go into tool
+    def content(self, c: dict[str, Any], index: int) -> list[dict[str, Any]]:
+        """One Content as canonical messages' fields: a user turn's function responses go into tool
         messages of their own (each run after the first marked ``joined``)."""
-        blocks = [self.part(p, index, pos) for pos, p in enumerate(c.parts)]
-        head = _note(fields=unknown_fields(c))
-        if c.role == "model":
-            return [Message(role="assistant", content=blocks, source_format=NAME, extras=head)]
-        out: list[Message] = []
-        for results, run in groupby(blocks, key=lambda b: isinstance(b, ToolResultBlock)):
-            out.append(Message(role="tool" if results else "user", source_role="user" if results else None,
-                               content=list(run), source_format=NAME, extras=_note(joined=True) if out else head))
-        return out or [Message(role="user", source_format=NAME, extras=head)]
+        blocks = [self.part(p, index, pos) for pos, p in enumerate(c["parts"])]
+        head = _note(fields=unknown_keys(c, _CONTENT))
+        if c["role"] == "model":
+            return [{"role": "assistant", "content": blocks, "source_format": NAME, "extras": head}]
+        out: list[dict[str, Any]] = []
+        for results, run in groupby(blocks, key=_is_result):
+            out.append({"role": "tool" if results else "user", "source_role": "user" if results else None,
+                        "content": list(run), "source_format": NAME, "extras": _note(joined=True) if out else head})
+        return out or [{"role": "user", "source_format": NAME, "extras": head}]
 
 
-def _system_in(system: str | SystemInstruction) -> Message:
+_PART_IN = {"text": _Reader.text, "inline_data": _Reader.inline_data, "file_data": _Reader.file_data,
+            "function_call": _Reader.call, "function_response": _Reader.response,
+            "executable_code": _Reader.code, "code_execution_result": _Reader.code_result}
+"""A part's canonical block by its one data key (``_DATA``)."""
+_REASONING_SKIP = ("text", "thought", "thought_signature")
+
+
+def _system_in(system: str | dict[str, Any]) -> dict[str, Any]:
     if isinstance(system, str):
-        return Message(role="system", content=[TextBlock(text=system)], source_format=NAME, extras=_note(content="str"))
+        return {"role": "system", "content": [{"kind": "text", "text": system}], "source_format": NAME,
+                "extras": _note(content="str")}
     reader = _Reader()
-    blocks = [reader.part(p, 0, pos) for pos, p in enumerate(system.parts)]
-    return Message(role="system", content=blocks, source_format=NAME,
-                   extras=_note(fields=unknown_fields(system, skip="role"), system_role=system.role))
+    blocks = [reader.part(p, 0, pos) for pos, p in enumerate(system["parts"])]
+    return {"role": "system", "content": blocks, "source_format": NAME,
+            "extras": _note(fields=unknown_keys(system, _SYSTEM, skip="role"), system_role=system.get("role"))}
 
 
 def to_canonical(data: Any) -> list[Message]:
@@ -293,16 +335,26 @@ def _read(data: Any, lean: bool) -> list[Writable]:
     plain = [_plain_text(c) if c.__class__ is dict and c.get("role").__class__ is str else None for c in contents] \
         if lean else [None] * len(contents)
     parsed = iter(validate_others(CONTENTS, contents, plain, NAME))
-    out: list[Writable] = [_system_in(request.system_instruction)] \
-        if request and request.system_instruction is not None else []
+    system = None if request is None else request.get("system_instruction")
+    out: list[Any] = [] if system is None else [_system_in(system)]
     reader = _Reader()
     for index, p in enumerate(plain):
-        out.extend(reader.content(next(parsed), index) if p is None else (p,))
-    if out and (request is None or request.model_extra):
-        wrapper = {"form": "list"} if request is None else {"request": request.model_extra}
-        out[0] = canonical(out[:1])[0]
-        out[0].extras.setdefault(NAME, {}).update(wrapper)  # type: ignore[union-attr]
-    return out
+        if p is None:
+            out += reader.content(next(parsed), index)
+        else:
+            out.append(p)
+    others = None if request is None else {k: v for k, v in request.items() if k != "system_instruction"}
+    if out and (request is None or others):
+        _wrapped(out, {"form": "list"} if request is None else {"request": others})
+    return made(out)
+
+
+def _wrapped(out: list[Any], wrapper: dict[str, Any]) -> None:
+    """``out`` with the first message's fields noting what its input was wrapped in."""
+    first = out[0] if out[0].__class__ is dict else out[0].fields()
+    notes = first["extras"] = dict(first.get("extras") or {})
+    notes[NAME] = {**notes.get(NAME, {}), **wrapper}
+    out[0] = first
 
 
 def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
@@ -313,12 +365,12 @@ def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
         parsed = validate(CONTENTS, chunk, NAME, first=base)
         out = [m for i, c in enumerate(parsed) for m in reader.content(c, base + i)]
         if base == 0 and out:
-            out[0].extras.setdefault(NAME, {})["form"] = "list"
+            _wrapped(out, {"form": "list"})
         base += len(chunk)
-        yield out
+        yield made(out)
 
 
-_PART_KEYS = frozenset({*Part.model_fields, *_OTHER_DATA, "video_metadata", "media_resolution", "part_metadata"})
+_PART_KEYS = frozenset({*Part.__annotations__, *_OTHER_DATA, "video_metadata", "media_resolution", "part_metadata"})
 
 
 def _looks_like_content(c: Any) -> bool:
