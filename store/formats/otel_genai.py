@@ -36,97 +36,110 @@ ids, timestamps, model or usage: those are reported when dropped.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Annotated, Any, Literal, Union, get_args
+from typing import Annotated, Any, Literal, Union, get_args, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
+from pydantic import ConfigDict, Discriminator, Tag, TypeAdapter, with_config
+from typing_extensions import NotRequired, TypedDict
 
 from ..errors import SchemaError
-from ..lean import Plain, Result, Writable, canonical
-from ..model import (
-    AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock,
-    TextBlock, ToolCallBlock, ToolResultBlock, VideoBlock,
-)
-from ._common import b64decode_exact, dump_json, parse_json, unknown_fields, validate, validate_others
+from ..lean import Plain, Result, Writable
+from ..model import Message
+from ._common import b64decode_exact, dump_json, made, parse_json, unknown_keys, validate, validate_others
 
 NAME = "otel-genai"
 
 
-class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")  # every definition of the schema allows more properties
+_OPEN = ConfigDict(extra="allow")  # every definition of the schema allows more properties
+
+# The source models are TypedDicts: validated in pydantic-core, they are dicts, read without a model object
+# a part (see the Anthropic reader).
 
 
-class TextPart(_Open):
+@with_config(_OPEN)
+class TextPart(TypedDict):
     type: Literal["text"]
     content: str
 
 
-class ReasoningPart(_Open):
+@with_config(_OPEN)
+class ReasoningPart(TypedDict):
     type: Literal["reasoning"]
     content: str
 
 
-class ToolCallRequestPart(_Open):
+@with_config(_OPEN)
+class ToolCallRequestPart(TypedDict):
     type: Literal["tool_call"]
-    id: str | None = None
+    id: NotRequired[str | None]
     name: str
-    arguments: Any = None
+    arguments: NotRequired[Any]
 
 
-class ToolCallResponsePart(_Open):
+@with_config(_OPEN)
+class ToolCallResponsePart(TypedDict):
     type: Literal["tool_call_response"]
-    id: str | None = None
+    id: NotRequired[str | None]
     response: Any
 
 
-class _Inner(_Open):
+@with_config(_OPEN)
+class _Inner(TypedDict):
     type: str
 
 
-class ServerToolCallPart(_Open):
+@with_config(_OPEN)
+class ServerToolCallPart(TypedDict):
     type: Literal["server_tool_call"]
-    id: str | None = None
+    id: NotRequired[str | None]
     name: str
     server_tool_call: _Inner
 
 
-class ServerToolCallResponsePart(_Open):
+@with_config(_OPEN)
+class ServerToolCallResponsePart(TypedDict):
     type: Literal["server_tool_call_response"]
-    id: str | None = None
+    id: NotRequired[str | None]
     server_tool_call_response: _Inner
 
 
-class BlobPart(_Open):
+@with_config(_OPEN)
+class BlobPart(TypedDict):
     type: Literal["blob"]
-    mime_type: str | None = None
+    mime_type: NotRequired[str | None]
     modality: str
     content: str
 
 
-class FilePart(_Open):
+@with_config(_OPEN)
+class FilePart(TypedDict):
     type: Literal["file"]
-    mime_type: str | None = None
+    mime_type: NotRequired[str | None]
     modality: str
     file_id: str
 
 
-class UriPart(_Open):
+@with_config(_OPEN)
+class UriPart(TypedDict):
     type: Literal["uri"]
-    mime_type: str | None = None
+    mime_type: NotRequired[str | None]
     modality: str
     uri: str
 
 
-class GenericPart(_Open):
+@with_config(_OPEN)
+class GenericPart(TypedDict):
     type: str
 
 
 _KNOWN = (TextPart, ReasoningPart, ToolCallRequestPart, ToolCallResponsePart, ServerToolCallPart,
           ServerToolCallResponsePart, BlobPart, FilePart, UriPart)
-_TAGS = {get_args(m.model_fields["type"].annotation)[0]: m.__name__ for m in _KNOWN}
+_TAGS = {get_args(get_type_hints(m)["type"])[0]: m.__name__ for m in _KNOWN}
+_KEYS = {get_args(get_type_hints(m)["type"])[0]: frozenset(m.__annotations__) for m in _KNOWN}
+"""Each known part type's declared keys; a part's others are its unknown ones."""
 
 
 def _tag(value: Any) -> str:
-    found = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    found = value.get("type") if isinstance(value, dict) else None
     return _TAGS.get(found, "GenericPart") if isinstance(found, str) else "GenericPart"
 
 
@@ -134,34 +147,41 @@ Part = Annotated[Union[tuple(Annotated[m, Tag(m.__name__)] for m in (*_KNOWN, Ge
                  Discriminator(_tag)]
 
 
-class ChatMessage(_Open):
+@with_config(_OPEN)
+class ChatMessage(TypedDict):
     role: str
-    parts: list[Part]
-    name: str | None = None
-    finish_reason: str | None = None  # not in ChatMessage's schema, but allowed and kept
+    parts: list[Part]  # type: ignore[valid-type]
+    name: NotRequired[str | None]
+    finish_reason: NotRequired[str | None]  # not in ChatMessage's schema, but allowed and kept
 
 
-class OutputMessage(ChatMessage):
+@with_config(_OPEN)
+class OutputMessage(TypedDict):
+    role: str
+    parts: list[Part]  # type: ignore[valid-type]
+    name: NotRequired[str | None]
     finish_reason: str  # required in OutputMessage
 
 
-class Attributes(_Open):
-    system_instructions: list[Part] | None = None
-    input_messages: list[ChatMessage] | None = None
-    output_messages: list[OutputMessage] | None = None
+@with_config(_OPEN)
+class Attributes(TypedDict, total=False):
+    system_instructions: list[Part] | None  # type: ignore[valid-type]
+    input_messages: list[ChatMessage] | None
+    output_messages: list[OutputMessage] | None
 
 
 ATTRIBUTES = TypeAdapter(Attributes)
 MESSAGES = TypeAdapter(list[ChatMessage])
-PARTS = TypeAdapter(list[Part])
+PARTS = TypeAdapter(list[Part])  # type: ignore[valid-type]
 KEYS = ("system_instructions", "input_messages", "output_messages")
 ROLES = {"system": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
-MODALITIES = {"image": ImageBlock, "audio": AudioBlock, "video": VideoBlock}
-MEDIA_PREFIXES = (("image/", ImageBlock), ("audio/", AudioBlock), ("video/", VideoBlock))
+MODALITIES = {"image": "image", "audio": "audio", "video": "video"}
+MEDIA_PREFIXES = (("image/", "image"), ("audio/", "audio"), ("video/", "video"))
 MODALITY_OUT = {"image": "image", "audio": "audio", "video": "video", "file": "document"}
 """The modality written for each media kind; ``document`` is not in v1.41.1's enum, but the
 schema takes any string and later releases added it for files."""
 CODE_TOOL = "code_interpreter"  # the spec's example of a server tool (OpenAI's code interpreter)
+_MESSAGE = frozenset(ChatMessage.__annotations__)
 
 
 # --- to canonical --------------------------------------------------------------------
@@ -173,68 +193,78 @@ def note(**shape: Any) -> dict[str, Any]:
 
 
 class _Reader:
-    """Converts one conversation; pairs calls and responses without id in order."""
+    """Converts one conversation into canonical fields (validated in one call, ``made``); pairs calls and
+    responses without id in order."""
 
     def __init__(self) -> None:
         self.pending: list[str] = []  # ids of unanswered calls, oldest first
 
-    def part(self, part: BaseModel, index: int, pos: int) -> Block:
-        fields = unknown_fields(part)
-        match part:
-            case TextPart():
-                return TextBlock(text=part.content, extras=note(fields=fields))
-            case ReasoningPart():
-                return ReasoningBlock(text=part.content, extras=note(fields=fields))
-            case ToolCallRequestPart():
-                return self._call(part, fields, index, pos)
-            case ToolCallResponsePart():
-                return self._response(part, fields, index, pos)
-            case BlobPart() | FilePart() | UriPart():
-                return _media_in(part, fields)
-            case ServerToolCallPart() | ServerToolCallResponsePart():
-                return _server_in(part, fields)
-        return DataBlock(data=part.model_dump(mode="json"), extras=note(part=True))
+    def part(self, part: dict[str, Any], index: int, pos: int) -> dict[str, Any]:
+        keys = _KEYS.get(part["type"])
+        if keys is None:  # the schema's GenericPart
+            return {"kind": "data", "data": part, "extras": note(part=True)}
+        return _PART_IN[part["type"]](self, part, unknown_keys(part, keys), index, pos)
 
-    def _call(self, part: ToolCallRequestPart, fields: Any, index: int, pos: int) -> ToolCallBlock:
-        call_id = part.id if part.id is not None else f"otel_call_{index}_{pos}"
+    def _text(self, part: dict[str, Any], fields: Any, index: int, pos: int) -> dict[str, Any]:
+        return {"kind": "text", "text": part["content"], "extras": note(fields=fields)}
+
+    def _reasoning(self, part: dict[str, Any], fields: Any, index: int, pos: int) -> dict[str, Any]:
+        return {"kind": "reasoning", "text": part["content"], "extras": note(fields=fields)}
+
+    def _media(self, part: dict[str, Any], fields: Any, index: int, pos: int) -> dict[str, Any]:
+        return _media_in(part, fields)
+
+    def _server(self, part: dict[str, Any], fields: Any, index: int, pos: int) -> dict[str, Any]:
+        return _server_in(part, fields)
+
+    def _call(self, part: dict[str, Any], fields: Any, index: int, pos: int) -> dict[str, Any]:
+        given = part.get("id")
+        call_id = given if given is not None else f"otel_call_{index}_{pos}"
         self.pending.append(call_id)
-        args, raw, error = part.arguments, None, None
+        args, raw, error = part.get("arguments"), None, None
         if isinstance(args, str):  # arguments recorded as the model sent them: JSON text
             raw = args
             args, error = parse_json(raw)
-        return ToolCallBlock(call_id=call_id, name=part.name, arguments=args, arguments_raw=raw, parse_error=error,
-                             call_id_synthesized=part.id is None, extras=note(fields=fields, raw=raw is not None))
+        return {"kind": "tool_call", "call_id": call_id, "name": part["name"], "arguments": args, "arguments_raw": raw,
+                "parse_error": error, "call_id_synthesized": given is None,
+                "extras": note(fields=fields, raw=raw is not None)}
 
-    def _response(self, part: ToolCallResponsePart, fields: Any, index: int, pos: int) -> ToolResultBlock:
-        if part.id is not None:
-            call_id = part.id
+    def _response(self, part: dict[str, Any], fields: Any, index: int, pos: int) -> dict[str, Any]:
+        given = part.get("id")
+        if given is not None:
+            call_id = given
         else:  # no id: the oldest call still waiting
             call_id = self.pending[0] if self.pending else f"otel_result_{index}_{pos}"
         if call_id in self.pending:
             self.pending.remove(call_id)
-        value, as_json = part.response, None
+        value, as_json = part["response"], None
         blocks = _blocks(value, self, index)
         if blocks is not None:
-            output: str | list[Block] = blocks
+            output: Any = blocks
         elif isinstance(value, str):
             output = value
         else:  # any other JSON value, kept as its text: every format can hold text
             output, as_json = dump_json(value), True
-        return ToolResultBlock(call_id=call_id, output=output,
-                               extras=note(fields=fields, json=as_json, no_id=part.id is None))
+        return {"kind": "tool_result", "call_id": call_id, "output": output,
+                "extras": note(fields=fields, json=as_json, no_id=given is None)}
 
-    def message(self, m: ChatMessage, index: int, output: bool) -> Message:
-        blocks = [self.part(p, index, pos) for pos, p in enumerate(m.parts)]
-        role = ROLES.get(m.role, "user")
-        return Message(role=role, source_role=m.role if m.role != role else None, name=m.name, content=blocks,
-                       source_format=NAME, extras=note(fields=unknown_fields(m),
-                                                       finish_reason=m.finish_reason, output=output))
+    def message(self, m: dict[str, Any], index: int, output: bool) -> dict[str, Any]:
+        blocks = [self.part(p, index, pos) for pos, p in enumerate(m["parts"])]
+        source = m["role"]
+        role = ROLES.get(source, "user")
+        return {"role": role, "source_role": source if source != role else None, "name": m.get("name"),
+                "content": blocks, "source_format": NAME,
+                "extras": note(fields=unknown_keys(m, _MESSAGE), finish_reason=m.get("finish_reason"), output=output)}
 
 
+_PART_IN = {"text": _Reader._text, "reasoning": _Reader._reasoning, "tool_call": _Reader._call,
+            "tool_call_response": _Reader._response, "blob": _Reader._media, "file": _Reader._media,
+            "uri": _Reader._media, "server_tool_call": _Reader._server, "server_tool_call_response": _Reader._server}
+"""A known part's canonical block (as fields), by its type."""
 _CONTENT_TAGS = frozenset({"TextPart", "ReasoningPart", "BlobPart", "FilePart", "UriPart"})
 
 
-def _blocks(value: Any, reader: _Reader, index: int) -> list[Block] | None:
+def _blocks(value: Any, reader: _Reader, index: int) -> list[dict[str, Any]] | None:
     """A response that is a list of content parts (as convstore writes block outputs), as blocks."""
     if not (isinstance(value, list) and value and all(_tag(v) in _CONTENT_TAGS for v in value)):
         return None
@@ -245,55 +275,56 @@ def _blocks(value: Any, reader: _Reader, index: int) -> list[Block] | None:
     return [reader.part(p, index, pos) for pos, p in enumerate(parts)]
 
 
-def _media_in(part: BlobPart | FilePart | UriPart, fields: Any) -> Block:
-    kind = MODALITIES.get(part.modality) or next(
-        (cls for prefix, cls in MEDIA_PREFIXES if (part.mime_type or "").startswith(prefix)), FileBlock)
-    written = MODALITY_OUT[kind.model_fields["kind"].default]
-    notes: dict[str, Any] = {"fields": fields, "modality": part.modality if part.modality != written else None}
-    media: dict[str, Any] = {"media_type": part.mime_type}
-    if isinstance(part, BlobPart):
-        media["data"] = b64decode_exact(part.content)
+def _media_in(part: dict[str, Any], fields: Any) -> dict[str, Any]:
+    modality, mime_type, kind = part["modality"], part.get("mime_type"), part["type"]
+    block = MODALITIES.get(modality) or next(
+        (k for prefix, k in MEDIA_PREFIXES if (mime_type or "").startswith(prefix)), "file")
+    notes: dict[str, Any] = {"fields": fields, "modality": modality if modality != MODALITY_OUT[block] else None}
+    media: dict[str, Any] = {"kind": block, "media_type": mime_type}
+    if kind == "blob":
+        media["data"] = b64decode_exact(part["content"])
         if media["data"] is None:
-            notes["raw"] = part.content  # not exact base64: kept as the text it was
-    elif isinstance(part, FilePart):
-        media["file_id"] = part.file_id
+            notes["raw"] = part["content"]  # not exact base64: kept as the text it was
+    elif kind == "file":
+        media["file_id"] = part["file_id"]
     else:
-        media["url"] = part.uri
-    return kind(**media, extras=note(**notes, part=part.type))
+        media["url"] = part["uri"]
+    media["extras"] = note(**notes, part=kind)
+    return media
 
 
-def _server_in(part: ServerToolCallPart | ServerToolCallResponsePart, fields: Any) -> Block:
+def _server_in(part: dict[str, Any], fields: Any) -> dict[str, Any]:
     """The code interpreter's call and logs as code blocks (what Gemini's code execution is too);
     any other server tool unchanged."""
-    ids = {"id": part.id}  # an explicit null id is among the fields
-    if isinstance(part, ServerToolCallPart):
-        inner = part.server_tool_call
-        code, language = (inner.model_extra or {}).get("code"), (inner.model_extra or {}).get("language")
-        if inner.type == CODE_TOOL and isinstance(code, str) and isinstance(language, (str, type(None))):
-            rest = {k: v for k, v in inner.model_extra.items() if k not in ("code", "language")}
-            return CodeBlock(code=code, language=language, extras=note(
-                **ids, fields=fields, name=part.name if part.name != CODE_TOOL else None, inner=rest or None,
-                null_language="language" in inner.model_extra and language is None))
+    ids = {"id": part.get("id")}  # an explicit null id is among the fields
+    if part["type"] == "server_tool_call":
+        inner = part["server_tool_call"]
+        code, language = inner.get("code"), inner.get("language")
+        if inner["type"] == CODE_TOOL and isinstance(code, str) and isinstance(language, (str, type(None))):
+            rest = {k: v for k, v in inner.items() if k not in ("type", "code", "language")}
+            name = part["name"]
+            return {"kind": "code", "code": code, "language": language, "extras": note(
+                **ids, fields=fields, name=name if name != CODE_TOOL else None, inner=rest or None,
+                null_language="language" in inner and language is None)}
     else:
-        inner = part.server_tool_call_response
-        extra = inner.model_extra or {}
-        outputs = extra.get("outputs")
-        if (inner.type == CODE_TOOL and isinstance(outputs, list) and len(outputs) == 1 and isinstance(outputs[0], dict)
+        inner = part["server_tool_call_response"]
+        outputs = inner.get("outputs")
+        if (inner["type"] == CODE_TOOL and isinstance(outputs, list) and len(outputs) == 1 and isinstance(outputs[0], dict)
                 and outputs[0].get("type") == "logs" and isinstance(outputs[0].get("logs"), str)):
             log = outputs[0]
-            exit_code = extra.get("exit_code")
+            exit_code = inner.get("exit_code")
             if isinstance(exit_code, int) and not isinstance(exit_code, bool) or exit_code is None:
-                rest = {k: v for k, v in extra.items() if k not in ("outputs", "exit_code")}
+                rest = {k: v for k, v in inner.items() if k not in ("type", "outputs", "exit_code")}
                 more = {k: v for k, v in log.items() if k not in ("type", "logs")}
-                return CodeResultBlock(output=log["logs"], exit_code=exit_code, extras=note(
+                return {"kind": "code_result", "output": log["logs"], "exit_code": exit_code, "extras": note(
                     **ids, fields=fields, inner=rest or None, log=more or None,
-                    null_exit="exit_code" in extra and exit_code is None))
-    return DataBlock(data=part.model_dump(mode="json", exclude_unset=True), extras=note(part=True))
+                    null_exit="exit_code" in inner and exit_code is None)}
+    return {"kind": "data", "data": part, "extras": note(part=True)}
 
 
-def _system_in(parts: list[BaseModel], reader: _Reader) -> Message:
-    return Message(role="system", content=[reader.part(p, 0, pos) for pos, p in enumerate(parts)],
-                   source_format=NAME, extras=note(instructions=True))
+def _system_in(parts: list[dict[str, Any]], reader: _Reader) -> dict[str, Any]:
+    return {"role": "system", "content": [reader.part(p, 0, pos) for pos, p in enumerate(parts)],
+            "source_format": NAME, "extras": note(instructions=True)}
 
 
 def to_canonical(data: Any) -> list[Message]:
@@ -336,36 +367,43 @@ def _read(data: Any, lean: bool) -> list[Writable]:
         plain = _plains(data, lean)
         out = _messages(reader, validate_others(MESSAGES, data, plain, NAME), plain, len(data), 0, False)
         if out:
-            out[0] = canonical(out[:1])[0]
-            out[0].extras.setdefault(NAME, {})["form"] = "list"  # type: ignore[union-attr]
-        return out
+            _noted(out, {"form": "list"})
+        return made(out)
     if not isinstance(data, dict):
         raise SchemaError(NAME, [(None, "", f"expected a list of messages or an object with input_messages, "
                                             f"got {type(data).__name__}")])
     plain = _plains(data.get("input_messages"), lean)
     rest = {**data, "input_messages": [m for m, p in zip(data["input_messages"], plain) if p is None]} if plain else data
     attrs = validate_others(ATTRIBUTES, data, plain, NAME, others=rest)
-    out: list[Writable] = [_system_in(attrs.system_instructions, reader)] if attrs.system_instructions is not None else []
-    inputs, outputs = attrs.input_messages or [], attrs.output_messages or []
+    system = attrs.get("system_instructions")
+    out: list[Any] = [] if system is None else [_system_in(system, reader)]
+    inputs, outputs = attrs.get("input_messages") or [], attrs.get("output_messages") or []
     count = len(plain) or len(inputs)
     out += _messages(reader, inputs, plain, count, 0, False)
     out += _messages(reader, outputs, [], len(outputs), count, True)
-    absent = [k for k in KEYS[1:] if getattr(attrs, k) is None]
-    if out and (absent or attrs.model_extra):
-        out[0] = canonical(out[:1])[0]
-        out[0].extras.setdefault(NAME, {}).update({k: v for k, v in (("absent", absent),  # type: ignore[union-attr]
-                                                                     ("request", attrs.model_extra)) if v})
-    return out
+    absent = [k for k in KEYS[1:] if attrs.get(k) is None]
+    others = {k: v for k, v in attrs.items() if k not in KEYS}
+    if out and (absent or others):
+        _noted(out, {k: v for k, v in (("absent", absent), ("request", others)) if v})
+    return made(out)
+
+
+def _noted(out: list[Any], notes: dict[str, Any]) -> None:
+    """``out`` with the first message's fields noting how the input was given."""
+    first = out[0] if out[0].__class__ is dict else out[0].fields()
+    extras = first["extras"] = dict(first.get("extras") or {})
+    extras[NAME] = {**extras.get(NAME, {}), **notes}
+    out[0] = first
 
 
 def _messages(reader: _Reader, parsed: list[Any], plain: list[Plain | None], count: int, first: int,
-              output: bool) -> list[Writable]:
+              output: bool) -> list[Any]:
     """``count`` messages from the first, index ``first``: the plain ones given, the others read from ``parsed``."""
-    made = iter(parsed)
-    out: list[Writable] = []
+    each = iter(parsed)
+    out: list[Any] = []
     for i, p in enumerate(plain or [None] * count):
         if p is None:
-            out.append(reader.message(next(made), first + i, output))
+            out.append(reader.message(next(each), first + i, output))
         else:
             if p.content and p.content[0].call_id in reader.pending:  # answered, as the reader notes it
                 reader.pending.remove(p.content[0].call_id)
@@ -381,9 +419,9 @@ def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
         parsed = validate(MESSAGES, chunk, NAME, first=base)
         out = [reader.message(m, base + i, False) for i, m in enumerate(parsed)]
         if base == 0 and out:
-            out[0].extras.setdefault(NAME, {})["form"] = "list"
+            _noted(out, {"form": "list"})
         base += len(chunk)
-        yield out
+        yield made(out)
 
 
 _MESSAGE_KEYS = frozenset({"role", "parts", "name", "finish_reason"})
