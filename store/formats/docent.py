@@ -20,94 +20,109 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter, with_config
+from typing_extensions import NotRequired, TypedDict
 
 from ..errors import SchemaError
-from ..lean import Call, Plain, Result, Writable, bare_arguments, canonical, same_json
-from ..model import (
-    BLOCK,
-    Block,
-    Message,
-    ReasoningBlock,
-    RefusalBlock,
-    TextBlock,
-    ToolCallBlock,
-    ToolResultBlock,
-)
-from ._common import CARRY_KEY, Losses, message_list, notes_bag, restore, validate_others
+from ..lean import Call, Plain, Result, Writable, bare_arguments, same_json
+from ..model import Message
+from ._common import CARRY_KEY, Losses, made, message_list, notes_bag, restore, validate_others
 
 NAME = "docent"
 
 
-class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
+_OPEN = ConfigDict(extra="allow")
+
+# The source models are TypedDicts: validated in pydantic-core, they are dicts, read without a model object
+# a part (see the Anthropic reader).
 
 
-class TextPart(_Open):
+@with_config(_OPEN)
+class TextPart(TypedDict):
     type: Literal["text"]
     text: str
-    refusal: bool | None = None
+    refusal: NotRequired[bool | None]
 
 
-class ReasoningPart(_Open):
+@with_config(_OPEN)
+class ReasoningPart(TypedDict):
     type: Literal["reasoning"]
     reasoning: str
-    summary: str | None = None
-    signature: str | None = None
-    redacted: bool = False
+    summary: NotRequired[str | None]
+    signature: NotRequired[str | None]
+    redacted: NotRequired[bool]
 
 
 Part = Annotated[TextPart | ReasoningPart, Field(discriminator="type")]
 
 
-class View(_Open):
-    title: str | None = None
+@with_config(_OPEN)
+class View(TypedDict):
+    title: NotRequired[str | None]
     format: Literal["text", "markdown"]
     content: str
 
 
-class ToolCall(_Open):
+@with_config(_OPEN)
+class ToolCall(TypedDict):
     id: str
     function: str
     arguments: dict[str, Any]
-    type: Literal["function"] | None = None
-    parse_error: str | None = None
-    view: View | None = None
-    google_thought_signature: str | None = None
+    type: NotRequired[Literal["function"] | None]
+    parse_error: NotRequired[str | None]
+    view: NotRequired[View | None]
+    google_thought_signature: NotRequired[str | None]
 
 
-class _Message(_Open):
-    id: str | None = None
-    content: str | list[Part]
-    metadata: dict[str, Any] | None = None
+@with_config(_OPEN)
+class _Message(TypedDict):
+    id: NotRequired[str | None]
+    content: str | list[Part]  # type: ignore[valid-type]
+    metadata: NotRequired[dict[str, Any] | None]
 
 
+@with_config(_OPEN)
 class SystemMessage(_Message):
     role: Literal["system"]
 
 
+@with_config(_OPEN)
 class UserMessage(_Message):
     role: Literal["user"]
-    tool_call_id: list[str] | None = None
+    tool_call_id: NotRequired[list[str] | None]
 
 
+@with_config(_OPEN)
 class AssistantMessage(_Message):
     role: Literal["assistant"]
-    model: str | None = None
-    tool_calls: list[ToolCall] | None = None
+    model: NotRequired[str | None]
+    tool_calls: NotRequired[list[ToolCall] | None]
 
 
+@with_config(_OPEN)
 class ToolMessage(_Message):
     role: Literal["tool"]
-    tool_call_id: str | None = None
-    function: str | None = None
-    error: dict[str, Any] | None = None
+    tool_call_id: NotRequired[str | None]
+    function: NotRequired[str | None]
+    error: NotRequired[dict[str, Any] | None]
 
 
 DocentMessage = Annotated[
     SystemMessage | UserMessage | AssistantMessage | ToolMessage, Field(discriminator="role")
 ]
 MESSAGES = TypeAdapter(list[DocentMessage])
+_DECLARED = {"system": frozenset(SystemMessage.__annotations__), "user": frozenset(UserMessage.__annotations__),
+             "assistant": frozenset(AssistantMessage.__annotations__), "tool": frozenset(ToolMessage.__annotations__),
+             "text": frozenset(TextPart.__annotations__), "reasoning": frozenset(ReasoningPart.__annotations__),
+             "call": frozenset(ToolCall.__annotations__)}
+"""The declared keys of each message role, part type and a call; a value's others are its unknown ones."""
+
+
+def _extra(value: dict[str, Any], of: str) -> dict[str, Any] | None:
+    """A validated value's unknown keys (a model's ``model_extra``), or None."""
+    keys = _DECLARED[of]
+    return None if value.keys() <= keys else {k: v for k, v in value.items() if k not in keys}
+
 
 _SHAPE: dict[str, dict[str, None]] = {  # per role, what model_dump writes beyond id/content/role/metadata
     "system": {},
@@ -135,49 +150,49 @@ def _own(**found: Any) -> dict[str, Any]:
     return {NAME: kept} if kept else {}
 
 
-def _apply(block: Block, left: dict[str, Any]) -> Block:
-    """``block`` with the fields a convstore note kept for it."""
-    extras = {**left.get("extras", {}), **block.extras}
-    return BLOCK.validate_python({**block.model_dump(), **left, "extras": extras})
+def _apply(block: dict[str, Any], left: dict[str, Any]) -> dict[str, Any]:
+    """``block`` (fields) with the fields a convstore note kept for it."""
+    return {**block, **left, "extras": {**left.get("extras", {}), **block.get("extras", {})}}
 
 
 # --- to canonical --------------------------------------------------------------
+# Canonical fields, validated in one call (``made``).
 
 
-def _part_in(part: TextPart | ReasoningPart) -> Block:
-    fields = part.model_extra or None
-    if isinstance(part, TextPart):
-        if part.refusal:
-            return RefusalBlock(text=part.text, extras=_own(fields=fields))
-        return TextBlock(text=part.text, extras=_own(fields=fields, refusal=part.refusal))
+def _part_in(part: dict[str, Any]) -> dict[str, Any]:
+    fields = _extra(part, part["type"])
+    if part["type"] == "text":
+        refusal = part.get("refusal")
+        if refusal:
+            return {"kind": "refusal", "text": part["text"], "extras": _own(fields=fields)}
+        return {"kind": "text", "text": part["text"], "extras": _own(fields=fields, refusal=refusal)}
     # Docent keeps a redacted block's opaque blob in ``signature`` (see its parse_reasoning_block).
-    redacted = part.redacted
-    return ReasoningBlock(
-        text=part.reasoning, redacted=redacted, signature=None if redacted else part.signature,
-        data=part.signature if redacted else None, extras=_own(fields=fields, summary=part.summary),
-    )
+    redacted, signature = part.get("redacted", False), part.get("signature")
+    return {"kind": "reasoning", "text": part["reasoning"], "redacted": redacted,
+            "signature": None if redacted else signature, "data": signature if redacted else None,
+            "extras": _own(fields=fields, summary=part.get("summary"))}
 
 
-def _call_in(call: ToolCall) -> ToolCallBlock:
-    return ToolCallBlock(
-        call_id=call.id, name=call.function, arguments=call.arguments, parse_error=call.parse_error,
-        extras=_own(fields=call.model_extra or None, type=call.type,
-                    view=call.view and call.view.model_dump(),
-                    google_thought_signature=call.google_thought_signature),
-    )
+def _call_in(call: dict[str, Any]) -> dict[str, Any]:
+    view = call.get("view")
+    return {"kind": "tool_call", "call_id": call["id"], "name": call["function"], "arguments": call["arguments"],
+            "parse_error": call.get("parse_error"),
+            "extras": _own(fields=_extra(call, "call"), type=call.get("type"), view=view and {"title": None, **view},
+                           google_thought_signature=call.get("google_thought_signature"))}
 
 
-def _patched(blocks: list[Block], left: dict[str, Any] | None) -> list[Block]:
+def _patched(blocks: list[dict[str, Any]], left: dict[str, Any] | None) -> list[dict[str, Any]]:
     if not left:
         return blocks
     return [_apply(b, left[str(i)]) if str(i) in left else b for i, b in enumerate(blocks)]
 
 
-def _body_in(content: str | list[Part], calls: list[ToolCall] | None, marks: dict[str, Any]) -> list[Block]:
+def _body_in(content: str | list[dict[str, Any]], calls: list[dict[str, Any]] | None,
+             marks: dict[str, Any]) -> list[dict[str, Any]]:
     skip = set(marks.get("standins", ()))
     if isinstance(content, str):
         keep = 0 not in skip and (content != "" or marks.get("empty_text"))
-        parts: list[Block] = [TextBlock(text=content)] if keep else []
+        parts = [{"kind": "text", "text": content}] if keep else []
     else:
         parts = [_part_in(p) for i, p in enumerate(content) if i not in skip]
     parts = _patched(parts, marks.get("parts"))
@@ -188,12 +203,16 @@ def _body_in(content: str | list[Part], calls: list[ToolCall] | None, marks: dic
     return parts + blocks[len(at):]
 
 
-def _list_by_choice(content: str | list[Part]) -> bool:
+def _list_by_choice(content: str | list[dict[str, Any]]) -> bool:
     """A list that export would write as a string unless told (no parts, or one plain text)."""
     if not isinstance(content, list) or len(content) > 1:
         return False
-    return not content or (isinstance(content[0], TextPart) and content[0].refusal is None
-                           and not content[0].model_extra)
+    return not content or (content[0]["type"] == "text" and content[0].get("refusal") is None
+                           and content[0].keys() <= _DECLARED["text"])
+
+
+def _role(msg: Any) -> str:
+    return msg["role"] if msg.__class__ is dict else msg.role
 
 
 class _Reader:
@@ -202,29 +221,29 @@ class _Reader:
     def __init__(self) -> None:
         self.unanswered: dict[str, str] = {}  # call id -> function name, oldest first
 
-    def read(self, m: Any, index: int, as_is: bool) -> tuple[Message, dict[str, Any]]:
-        meta = m.metadata
+    def read(self, m: dict[str, Any], index: int, as_is: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+        meta, role = m.get("metadata"), m["role"]
         marks: dict[str, Any] = {}
         if meta and isinstance(meta.get(CARRY_KEY), dict):
             meta = dict(meta)
             marks = meta.pop(CARRY_KEY)
-        notes: dict[str, Any] = {"fields": m.model_extra or None, "as_is": as_is or None,
-                                 "metadata": "empty" if m.metadata == {} else None}
+        notes: dict[str, Any] = {"fields": _extra(m, role), "as_is": as_is or None,
+                                 "metadata": "empty" if m.get("metadata") == {} else None}
         model = None
-        if isinstance(m, ToolMessage):
-            content: list[Block] = [self._result_in(m, marks.get("result"), index)]
+        if role == "tool":
+            content = [self._result_in(m, marks.get("result"), index)]
         else:
-            calls = m.tool_calls if isinstance(m, AssistantMessage) else None
-            content = _body_in(m.content, calls, marks)
+            calls = m.get("tool_calls") if role == "assistant" else None
+            content = _body_in(m["content"], calls, marks)
             for call in calls or ():
-                self.unanswered[call.id] = call.function
-            notes["content"] = "list" if _list_by_choice(m.content) else None
-            if isinstance(m, AssistantMessage):
-                model, notes["tool_calls"] = m.model, "empty" if calls == [] else None
-            elif isinstance(m, UserMessage):
-                notes["tool_call_id"] = m.tool_call_id
-        msg = Message(role=marks.get("role", m.role), content=content, external_id=m.id, model=model,
-                      metadata=meta or {}, source_format=NAME, extras=_own(**notes))
+                self.unanswered[call["id"]] = call["function"]
+            notes["content"] = "list" if _list_by_choice(m["content"]) else None
+            if role == "assistant":
+                model, notes["tool_calls"] = m.get("model"), "empty" if calls == [] else None
+            elif role == "user":
+                notes["tool_call_id"] = m.get("tool_call_id")
+        msg = {"role": marks.get("role", role), "content": content, "external_id": m.get("id"), "model": model,
+               "metadata": meta or {}, "source_format": NAME, "extras": _own(**notes)}
         return msg, marks
 
     def plain(self, msg: Plain) -> tuple[Plain, dict[str, Any]]:
@@ -236,15 +255,16 @@ class _Reader:
             self.unanswered[call.call_id] = call.name  # type: ignore[union-attr]
         return msg, {}
 
-    def _result_in(self, m: ToolMessage, left: dict[str, Any] | None, index: int) -> Block:
-        call_id, extras = m.tool_call_id, {}
+    def _result_in(self, m: dict[str, Any], left: dict[str, Any] | None, index: int) -> dict[str, Any]:
+        call_id, function, error, extras = m.get("tool_call_id"), m.get("function"), m.get("error"), {}
         if call_id is None:  # pair with the oldest unanswered call of that function, as a reader would
-            found = next((c for c, name in self.unanswered.items() if name == m.function), None)
+            found = next((c for c, name in self.unanswered.items() if name == function), None)
             call_id, extras = found or f"docent-{index}", _own(no_call_id=True)
         self.unanswered.pop(call_id, None)
-        output = m.content if isinstance(m.content, str) else [_part_in(p) for p in m.content]
-        block = ToolResultBlock(call_id=call_id, name=m.function, output=output, is_error=m.error is not None,
-                                error=m.error, extras=extras)
+        content = m["content"]
+        output = content if isinstance(content, str) else [_part_in(p) for p in content]
+        block = {"kind": "tool_result", "call_id": call_id, "name": function, "output": output,
+                 "is_error": error is not None, "error": error, "extras": extras}
         return _apply(block, left) if left else block
 
 
@@ -318,8 +338,8 @@ def _read(data: Any, lean: bool) -> list[Writable]:
     parsed = validate_others(MESSAGES, raw, plain, NAME)
     warts = _has_warts(raw)  # Docent's own messages with warts are written back as they came
     if warts and any(plain):  # each message then notes the warts: none is plain (the plain ones are valid)
-        made, rest = iter(MESSAGES.validate_python([d for d, p in zip(raw, plain) if p is not None])), iter(parsed)
-        plain, parsed = [None] * len(raw), [next(rest) if p is None else next(made) for p in plain]
+        valid, rest = iter(MESSAGES.validate_python([d for d, p in zip(raw, plain) if p is not None])), iter(parsed)
+        plain, parsed = [None] * len(raw), [next(rest) if p is None else next(valid) for p in plain]
     as_is = [warts] * len(raw)
     read: list[tuple[int, Writable, dict[str, Any]]] = []
     index = join = 0
@@ -333,18 +353,27 @@ def _read(data: Any, lean: bool) -> list[Writable]:
                 kept.extend([stood] if stood is not None else [None] * len(parts))
             index, plain = 0, kept
             parsed = validate_others(MESSAGES, expanded, plain, NAME)
-        reader, made = _Reader(), iter(parsed)
+        reader, each = _Reader(), iter(parsed)
         for index, stood in enumerate(plain):
-            msg, marks = reader.read(next(made), index, as_is[index]) if stood is None else reader.plain(stood)
-            if join and msg.role == "tool" and read[-1][1].role == "tool":
-                read[-1][1].content.extend(canonical([msg])[0].content)  # type: ignore[arg-type]
+            msg, marks = reader.read(next(each), index, as_is[index]) if stood is None else reader.plain(stood)
+            if join and _role(msg) == "tool" and _role(prev := read[-1][1]) == "tool":
+                if prev.__class__ is not dict:
+                    read[-1] = (read[-1][0], prev := prev.fields(), read[-1][2])  # type: ignore[union-attr]
+                prev["content"] += (msg if msg.__class__ is dict else msg.fields())["content"]  # type: ignore[index, union-attr]
                 join -= 1  # one canonical tool message, split on export
                 continue
             join = marks.get("join", 0)
             read.append((index, msg, marks))
+        try:
+            msgs = made([msg for _, msg, _ in read])
+        except ValueError:  # a convstore note at fault: the first message it is in
+            for index, msg, _ in read:
+                if msg.__class__ is dict:
+                    Message(**msg)
+            raise
         out = []
-        for index, msg, marks in read:
-            out.append(restore(msg, marks) if marks.keys() & _RESTORED else msg)  # type: ignore[arg-type]
+        for (index, _, marks), msg in zip(read, msgs):
+            out.append(restore(msg, marks) if marks.keys() & _RESTORED else msg)
         return out
     except _BAD_NOTES as exc:  # hand-edited convstore notes: the input's fault
         problem = (index, f"metadata.{CARRY_KEY}", f"malformed convstore notes ({exc})")

@@ -626,3 +626,14 @@ def test_a_docent_file_with_its_own_warts_and_convstore_reshaping_is_stable():
     assert [m["role"] for m in value] == ["assistant", "assistant", "user"]
     again, _ = write(read(copy.deepcopy(value), "docent"), "docent")
     assert again == value
+
+
+@pytest.mark.parametrize("notes", [{"role": "wizard"}, {"parts": {"0": {"kind": 5}}}, {"result": 3}])
+def test_malformed_convstore_notes_name_their_message(notes) -> None:
+    """Notes a hand edit broke are the input's fault, located at their message (the reader validates the
+    canonical fields of every message in one call, after reading them all)."""
+    data = [{"role": "user", "content": "ok"},
+            {"role": "assistant" if "result" not in notes else "tool", "content": "x",
+             "metadata": {"convstore": notes}}]
+    with pytest.raises(SchemaError, match=r"message 1, field metadata\.convstore: malformed convstore notes"):
+        read(data, "docent")
