@@ -12,56 +12,67 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_config
+from typing_extensions import NotRequired, TypedDict
 
 from ..errors import SchemaError
 from ..model import MESSAGES as CANONICAL
 from ..model import Message
-from ._common import StandIn, message_list, unknown_fields, b64decode_exact, parse_data_uri, parse_json, validate
+from ._common import StandIn, b64decode_exact, message_list, parse_data_uri, parse_json, unknown_keys, validate
 
 NAME = "openai"
 
 
-class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
+_OPEN = ConfigDict(extra="allow")
+
+# The source models are TypedDicts: validated in pydantic-core, they are dicts, read without a model object
+# a part (see the Anthropic reader).
 
 
-class TextPart(_Open):
+@with_config(_OPEN)
+class TextPart(TypedDict):
     type: Literal["text"]
     text: str
 
 
-class RefusalPart(_Open):
+@with_config(_OPEN)
+class RefusalPart(TypedDict):
     type: Literal["refusal"]
     refusal: str
 
 
-class ImageURL(_Open):
+@with_config(_OPEN)
+class ImageURL(TypedDict):
     url: str
 
 
-class ImagePart(_Open):
+@with_config(_OPEN)
+class ImagePart(TypedDict):
     type: Literal["image_url"]
     image_url: ImageURL
 
 
-class InputAudio(_Open):
+@with_config(_OPEN)
+class InputAudio(TypedDict):
     data: str
     format: str
 
 
-class AudioPart(_Open):
+@with_config(_OPEN)
+class AudioPart(TypedDict):
     type: Literal["input_audio"]
     input_audio: InputAudio
 
 
-class FileRef(_Open):
-    file_data: str | None = None
-    file_id: str | None = None
-    filename: str | None = None
+@with_config(_OPEN)
+class FileRef(TypedDict, total=False):
+    file_data: str | None
+    file_id: str | None
+    filename: str | None
 
 
-class FilePart(_Open):
+@with_config(_OPEN)
+class FilePart(TypedDict):
     type: Literal["file"]
     file: FileRef
 
@@ -70,23 +81,27 @@ UserPart = Annotated[Union[TextPart, ImagePart, AudioPart, FilePart], Field(disc
 AssistantPart = Annotated[Union[TextPart, RefusalPart], Field(discriminator="type")]
 
 
-class Function(_Open):
+@with_config(_OPEN)
+class Function(TypedDict):
     name: str
     arguments: str
 
 
-class FunctionToolCall(_Open):
+@with_config(_OPEN)
+class FunctionToolCall(TypedDict):
     id: str
     type: Literal["function"]
     function: Function
 
 
-class Custom(_Open):
+@with_config(_OPEN)
+class Custom(TypedDict):
     name: str
     input: str
 
 
-class CustomToolCall(_Open):
+@with_config(_OPEN)
+class CustomToolCall(TypedDict):
     id: str
     type: Literal["custom"]
     custom: Custom
@@ -95,34 +110,39 @@ class CustomToolCall(_Open):
 ToolCall = Annotated[Union[FunctionToolCall, CustomToolCall], Field(discriminator="type")]
 
 
-class SystemMessage(_Open):
+@with_config(_OPEN)
+class SystemMessage(TypedDict):
     role: Literal["system", "developer"]
     content: str | list[TextPart]
-    name: str | None = None
+    name: NotRequired[str | None]
 
 
-class UserMessage(_Open):
+@with_config(_OPEN)
+class UserMessage(TypedDict):
     role: Literal["user"]
-    content: str | list[UserPart]
-    name: str | None = None
+    content: str | list[UserPart]  # type: ignore[valid-type]
+    name: NotRequired[str | None]
 
 
-class AssistantMessage(_Open):
+@with_config(_OPEN)
+class AssistantMessage(TypedDict):
     role: Literal["assistant"]
-    content: str | list[AssistantPart] | None = None
-    refusal: str | None = None
-    name: str | None = None
-    tool_calls: list[ToolCall] | None = None
-    function_call: Function | None = None
+    content: NotRequired[str | list[AssistantPart] | None]  # type: ignore[valid-type]
+    refusal: NotRequired[str | None]
+    name: NotRequired[str | None]
+    tool_calls: NotRequired[list[ToolCall] | None]  # type: ignore[valid-type]
+    function_call: NotRequired[Function | None]
 
 
-class ToolMessage(_Open):
+@with_config(_OPEN)
+class ToolMessage(TypedDict):
     role: Literal["tool"]
     tool_call_id: str
     content: str | list[TextPart]
 
 
-class FunctionMessage(_Open):
+@with_config(_OPEN)
+class FunctionMessage(TypedDict):
     role: Literal["function"]
     name: str
     content: str | None
@@ -138,15 +158,28 @@ _AUDIO_MEDIA_TYPES = {"wav": "audio/wav", "mp3": "audio/mpeg"}
 _AUDIO_FORMATS = {v: k for k, v in _AUDIO_MEDIA_TYPES.items()}
 
 
-def _unknown(model: BaseModel) -> dict[str, Any] | None:
+def _keys(*models: type) -> frozenset[str]:
+    return frozenset(key for model in models for key in model.__annotations__)
+
+
+_KEYS = {"system": _keys(SystemMessage), "developer": _keys(SystemMessage), "user": _keys(UserMessage),
+         "assistant": _keys(AssistantMessage), "tool": _keys(ToolMessage), "function": _keys(FunctionMessage),
+         "text": _keys(TextPart), "refusal": _keys(RefusalPart), "image_url": _keys(ImagePart),
+         "input_audio": _keys(AudioPart), "file": _keys(FilePart), "url": _keys(ImageURL),
+         "audio": _keys(InputAudio), "ref": _keys(FileRef), "call": _keys(FunctionToolCall),
+         "custom": _keys(Custom), "function_": _keys(Function)}
+"""The declared keys of each message role, part type and inner object (by a name of ours)."""
+
+
+def _unknown(value: dict[str, Any], of: str) -> dict[str, Any] | None:
     """Keys the canonical model has no field for: unknown ones, and known ones given as null."""
-    return unknown_fields(model, skip="content")
+    return unknown_keys(value, _KEYS[of], skip="content")
 
 
-def _extras(model: BaseModel, **shape: Any) -> dict[str, Any]:
+def _extras(value: dict[str, Any], of: str, **shape: Any) -> dict[str, Any]:
     """The ``extras["openai"]`` entry: unknown keys plus shape notes, empty parts left out."""
-    kept = {k: v for k, v in shape.items() if v is not None and v is not False}
-    if (fields := _unknown(model)) is not None:
+    kept = {k: v for k, v in shape.items() if v is not None and v is not False} if shape else {}
+    if (fields := _unknown(value, of)) is not None:
         kept = {"fields": fields, **kept}
     return {NAME: kept} if kept else {}
 
@@ -160,63 +193,67 @@ def _extras(model: BaseModel, **shape: Any) -> dict[str, Any]:
 BlockDict = dict[str, Any]
 
 
-def _text_in(part: TextPart) -> BlockDict:
-    return {"kind": "text", "text": part.text, "extras": _extras(part)}
+def _text_in(part: dict[str, Any]) -> BlockDict:
+    return {"kind": "text", "text": part["text"], "extras": _extras(part, "text")}
 
 
-def _refusal_in(part: RefusalPart) -> BlockDict:
-    return {"kind": "refusal", "text": part.refusal, "extras": _extras(part)}
+def _refusal_in(part: dict[str, Any]) -> BlockDict:
+    return {"kind": "refusal", "text": part["refusal"], "extras": _extras(part, "refusal")}
 
 
-def _image_in(part: ImagePart) -> BlockDict:
-    url = part.image_url.url
+def _image_in(part: dict[str, Any]) -> BlockDict:
+    url = part["image_url"]["url"]
     decoded = parse_data_uri(url)
-    extras = _extras(part, inner=_unknown(part.image_url))
+    extras = _extras(part, "image_url", inner=_unknown(part["image_url"], "url"))
     if decoded is None:
         return {"kind": "image", "url": url, "extras": extras}
     return {"kind": "image", "media_type": decoded[0], "data": decoded[1], "extras": extras}
 
 
-def _audio_in(part: AudioPart) -> BlockDict:
-    audio = part.input_audio
-    data = b64decode_exact(audio.data)
-    media_type = _AUDIO_MEDIA_TYPES.get(audio.format)
+def _audio_in(part: dict[str, Any]) -> BlockDict:
+    audio = part["input_audio"]
+    data = b64decode_exact(audio["data"])
+    media_type = _AUDIO_MEDIA_TYPES.get(audio["format"])
     exact = data is not None and media_type is not None
-    extras = _extras(part, inner=_unknown(audio), raw=None if exact else audio.model_dump())
+    extras = _extras(part, "input_audio", inner=_unknown(audio, "audio"), raw=None if exact else audio)
     return {"kind": "audio", "data": data if exact else None, "media_type": media_type, "extras": extras}
 
 
-def _file_in(part: FilePart) -> BlockDict:
-    ref = part.file
-    decoded = parse_data_uri(ref.file_data) if ref.file_data else None
-    extras = _extras(part, inner=_unknown(ref), file_data=ref.file_data if ref.file_data and not decoded else None)
+def _file_in(part: dict[str, Any]) -> BlockDict:
+    ref = part["file"]
+    file_data = ref.get("file_data")
+    decoded = parse_data_uri(file_data) if file_data else None
+    extras = _extras(part, "file", inner=_unknown(ref, "ref"), file_data=file_data if file_data and not decoded else None)
     return {
-        "kind": "file", "file_id": ref.file_id, "filename": ref.filename,
+        "kind": "file", "file_id": ref.get("file_id"), "filename": ref.get("filename"),
         "media_type": decoded[0] if decoded else None, "data": decoded[1] if decoded else None, "extras": extras,
     }
 
 
-_PARTS_IN = {TextPart: _text_in, RefusalPart: _refusal_in, ImagePart: _image_in, AudioPart: _audio_in, FilePart: _file_in}
+_PARTS_IN = {"text": _text_in, "refusal": _refusal_in, "image_url": _image_in, "input_audio": _audio_in,
+             "file": _file_in}
 
 
-def _content_in(model: BaseModel) -> tuple[list[BlockDict], str | None]:
+def _content_in(m: dict[str, Any]) -> tuple[list[BlockDict], str | None]:
     """Blocks, and how the source wrote ``content`` when not as a plain string."""
-    content = model.__dict__.get("content")
+    content = m.get("content")
     if isinstance(content, str):
         return [{"kind": "text", "text": content}], None
     if content is None:
-        return [], "absent" if "content" not in model.model_fields_set else "null"
-    return [_PARTS_IN[type(part)](part) for part in content], "list"
+        return [], "absent" if "content" not in m else "null"
+    return [_PARTS_IN[part["type"]](part) for part in content], "list"
 
 
-def _tool_call_in(call: FunctionToolCall | CustomToolCall) -> BlockDict:
-    if isinstance(call, CustomToolCall):
-        return {"kind": "tool_call", "call_id": call.id, "name": call.custom.name, "arguments_raw": call.custom.input,
-                "extras": _extras(call, type="custom", inner=_unknown(call.custom))}
-    arguments, error = parse_json(call.function.arguments)
-    return {"kind": "tool_call", "call_id": call.id, "name": call.function.name, "arguments": arguments,
-            "arguments_raw": call.function.arguments, "parse_error": error,
-            "extras": _extras(call, inner=_unknown(call.function))}
+def _tool_call_in(call: dict[str, Any]) -> BlockDict:
+    if call["type"] == "custom":
+        custom = call["custom"]
+        return {"kind": "tool_call", "call_id": call["id"], "name": custom["name"], "arguments_raw": custom["input"],
+                "extras": _extras(call, "call", type="custom", inner=_unknown(custom, "custom"))}
+    function = call["function"]
+    arguments, error = parse_json(function["arguments"])
+    return {"kind": "tool_call", "call_id": call["id"], "name": function["name"], "arguments": arguments,
+            "arguments_raw": function["arguments"], "parse_error": error,
+            "extras": _extras(call, "call", inner=_unknown(function, "function_"))}
 
 
 class Reader:
@@ -280,42 +317,41 @@ class Reader:
             "extras": {NAME: shape} if shape else {},
         }
 
-    def message(self, m: Any, index: int) -> dict[str, Any]:
+    def message(self, m: dict[str, Any], index: int) -> dict[str, Any]:
         blocks, form = _content_in(m)
-        role = "tool" if m.role in ("tool", "function") else ("system" if m.role == "developer" else m.role)
-        if isinstance(m, AssistantMessage):
+        source = m["role"]
+        role = "tool" if source in ("tool", "function") else ("system" if source == "developer" else source)
+        if source == "assistant":
             blocks += self._assistant_extra(m, index)
-        elif isinstance(m, ToolMessage):
-            blocks = [self._result(m.tool_call_id, blocks, form)]
+        elif source == "tool":
+            blocks = [self._result(m["tool_call_id"], blocks, form)]
             form = None
-        elif isinstance(m, FunctionMessage):
-            pending = self.legacy_pending.get(m.name) or []
+        elif source == "function":
+            pending = self.legacy_pending.get(m["name"]) or []
             call_id = pending.pop(0) if pending else f"function-{index}"
-            blocks = [self._result(call_id, blocks, None, legacy=True, name=m.name)]
-        name = None if isinstance(m, (ToolMessage, FunctionMessage)) else m.name
+            blocks = [self._result(call_id, blocks, None, legacy=True, name=m["name"])]
         return {
-            "role": role, "source_role": m.role if m.role != role else None, "name": name, "content": blocks,
-            "source_format": NAME,
-            "extras": _extras(m, content=form, empty_tool_calls=m.__dict__.get("tool_calls") == []),
+            "role": role, "source_role": source if source != role else None,
+            "name": None if role == "tool" else m.get("name"), "content": blocks, "source_format": NAME,
+            "extras": _extras(m, source, content=form, empty_tool_calls=m.get("tool_calls") == []),
         }
 
-    def _assistant_extra(self, m: AssistantMessage, index: int) -> list[BlockDict]:
+    def _assistant_extra(self, m: dict[str, Any], index: int) -> list[BlockDict]:
         blocks: list[BlockDict] = []
-        if m.refusal is not None:
-            blocks.append({"kind": "refusal", "text": m.refusal, "extras": {NAME: {"field": True}}})
-        for call in m.tool_calls or []:
+        if (refusal := m.get("refusal")) is not None:
+            blocks.append({"kind": "refusal", "text": refusal, "extras": {NAME: {"field": True}}})
+        for call in m.get("tool_calls") or ():
             block = _tool_call_in(call)
             self.names[block["call_id"]] = block["name"]
             blocks.append(block)
-        if m.function_call is not None:
-            fc = m.function_call
+        if (fc := m.get("function_call")) is not None:
             call_id = f"function-{index}"
-            self.legacy_pending.setdefault(fc.name, []).append(call_id)
-            arguments, error = parse_json(fc.arguments)
+            self.legacy_pending.setdefault(fc["name"], []).append(call_id)
+            arguments, error = parse_json(fc["arguments"])
             blocks.append({
-                "kind": "tool_call", "call_id": call_id, "name": fc.name, "arguments": arguments,
-                "arguments_raw": fc.arguments, "parse_error": error, "call_id_synthesized": True,
-                "extras": _extras(fc, legacy=True),
+                "kind": "tool_call", "call_id": call_id, "name": fc["name"], "arguments": arguments,
+                "arguments_raw": fc["arguments"], "parse_error": error, "call_id_synthesized": True,
+                "extras": _extras(fc, "function_", legacy=True),
             })
         return blocks
 
