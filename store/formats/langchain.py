@@ -24,9 +24,10 @@ The writer is :mod:`._langchain_write`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Discriminator, TypeAdapter
+from pydantic import ConfigDict, Discriminator, TypeAdapter, with_config
+from typing_extensions import NotRequired, TypedDict
 
 from ..errors import SchemaError
 from ..model import MESSAGES as CANONICAL
@@ -36,70 +37,81 @@ from ._common import b64decode_exact, message_list, parse_data_uri, parse_json, 
 NAME = "langchain"
 
 
-class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
+_OPEN = ConfigDict(extra="allow")
+
+# The source models are TypedDicts: validated in pydantic-core, they are dicts, read without a model object
+# a part (see the Anthropic reader). A key a message leaves at its default is absent from its dict.
 
 
 # --- the schema: message data ------------------------------------------------------------
 
 
-class ToolCall(_Open):
+@with_config(_OPEN)
+class ToolCall(TypedDict):
     name: str
     args: dict[str, Any]
     id: str | None
-    type: Literal["tool_call"] = "tool_call"
+    type: NotRequired[Literal["tool_call"]]
 
 
-class InvalidToolCall(_Open):
-    type: Literal["invalid_tool_call"] = "invalid_tool_call"
-    id: str | None = None
-    name: str | None = None
-    args: str | None = None
-    error: str | None = None
+@with_config(_OPEN)
+class InvalidToolCall(TypedDict, total=False):
+    type: Literal["invalid_tool_call"]
+    id: str | None
+    name: str | None
+    args: str | None
+    error: str | None
 
 
-class _Data(_Open):
+@with_config(_OPEN)
+class _Data(TypedDict):
     content: str | list[str | dict[str, Any]]
-    additional_kwargs: dict[str, Any] = {}
-    response_metadata: dict[str, Any] = {}
-    name: str | None = None
-    id: str | None = None
+    additional_kwargs: NotRequired[dict[str, Any]]
+    response_metadata: NotRequired[dict[str, Any]]
+    name: NotRequired[str | None]
+    id: NotRequired[str | None]
 
 
+@with_config(_OPEN)
 class HumanData(_Data):
     type: Literal["human"]
 
 
+@with_config(_OPEN)
 class SystemData(_Data):
     type: Literal["system"]
 
 
+@with_config(_OPEN)
 class AIData(_Data):
     type: Literal["ai"]
-    tool_calls: list[ToolCall] = []
-    invalid_tool_calls: list[InvalidToolCall] = []
-    usage_metadata: dict[str, Any] | None = None
+    tool_calls: NotRequired[list[ToolCall]]
+    invalid_tool_calls: NotRequired[list[InvalidToolCall]]
+    usage_metadata: NotRequired[dict[str, Any] | None]
 
 
+@with_config(_OPEN)
 class ToolData(_Data):
     type: Literal["tool"]
     tool_call_id: str
-    artifact: Any = None
-    status: Literal["success", "error"] = "success"
+    artifact: NotRequired[Any]
+    status: NotRequired[Literal["success", "error"]]
 
 
+@with_config(_OPEN)
 class ChatData(_Data):
     type: Literal["chat"]
     role: str
 
 
+@with_config(_OPEN)
 class FunctionData(_Data):
     type: Literal["function"]
-    name: str
+    name: str  # type: ignore[misc]  # required here
 
 
 _DATA = (HumanData, SystemData, AIData, ToolData, ChatData, FunctionData)
-TYPES = {c.model_fields["type"].annotation.__args__[0]: c for c in _DATA}  # "human" -> HumanData
+TYPES = {get_args(get_type_hints(c)["type"])[0]: c for c in _DATA}  # "human" -> HumanData
 CLASS_NAMES = {"human": "HumanMessage", "ai": "AIMessage", "system": "SystemMessage", "tool": "ToolMessage",
                "chat": "ChatMessage", "function": "FunctionMessage"}
 TYPE_OF_CLASS = {v: k for k, v in CLASS_NAMES.items()}
@@ -114,59 +126,72 @@ MESSAGES = TypeAdapter(list[Annotated[Union[tuple(_DATA)], Discriminator("type")
 # --- the schema: content blocks ----------------------------------------------------------
 
 
-class TextPart(_Open):
+@with_config(_OPEN)
+class TextPart(TypedDict):
     type: Literal["text"]
     text: str
 
 
-class ReasoningPart(_Open):
+@with_config(_OPEN)
+class ReasoningPart(TypedDict):
     type: Literal["reasoning"]
-    reasoning: str = ""
+    reasoning: NotRequired[str]
 
 
-class RefusalPart(_Open):
+@with_config(_OPEN)
+class RefusalPart(TypedDict):
     type: Literal["refusal"]
     refusal: str
 
 
-class MediaPart(_Open):
+@with_config(_OPEN)
+class MediaPart(TypedDict):
     type: Literal["image", "audio", "video", "file"]
-    url: str | None = None
-    base64: str | None = None
-    file_id: str | None = None
-    mime_type: str | None = None
+    url: NotRequired[str | None]
+    base64: NotRequired[str | None]
+    file_id: NotRequired[str | None]
+    mime_type: NotRequired[str | None]
 
 
-class ImageUrlPart(_Open):
+@with_config(_OPEN)
+class ImageUrlPart(TypedDict):
     """OpenAI's part, which LangChain messages built for OpenAI models hold."""
 
     type: Literal["image_url"]
     image_url: str | dict[str, Any]
 
 
-class ToolCallPart(ToolCall):
+@with_config(_OPEN)
+class ToolCallPart(TypedDict):
+    name: str
+    args: dict[str, Any]
+    id: str | None
     type: Literal["tool_call"]
 
 
+@with_config(_OPEN)
 class InvalidToolCallPart(InvalidToolCall):
-    type: Literal["invalid_tool_call"]
+    type: Literal["invalid_tool_call"]  # type: ignore[misc]  # required here
 
 
-_PART_MODELS: dict[str, type[_Open]] = {
+_PART_MODELS: dict[str, type] = {
     "text": TextPart, "reasoning": ReasoningPart, "refusal": RefusalPart, "image": MediaPart, "audio": MediaPart,
     "video": MediaPart, "file": MediaPart, "image_url": ImageUrlPart, "tool_call": ToolCallPart,
     "invalid_tool_call": InvalidToolCallPart,
 }
 _PARTS = {t: TypeAdapter(m) for t, m in _PART_MODELS.items()}
+_DECLARED = {model: (tuple(model.__annotations__), frozenset(model.__annotations__))
+             for model in (*_DATA, *_PART_MODELS.values(), ToolCall, InvalidToolCall)}
+"""Each model's declared keys, in order and as a set (a value's others are its unknown ones)."""
 
 
-def _notes(model: BaseModel, *, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+def _notes(value: dict[str, Any], model: type, *, skip: tuple[str, ...] = ()) -> dict[str, Any]:
     """Unknown keys (``fields``) and defaulted keys the input left out (``absent``)."""
     notes: dict[str, Any] = {}
-    if model.__pydantic_extra__:
-        notes["fields"] = dict(model.__pydantic_extra__)
-    given = model.__pydantic_fields_set__
-    absent = [f for f in type(model).model_fields if f not in given and f not in skip]
+    declared, keys = _DECLARED[model]
+    if not value.keys() <= keys:
+        notes["fields"] = {k: v for k, v in value.items() if k not in keys}
+    absent = [f for f in declared if f not in value and f not in skip]
     if absent:
         notes["absent"] = absent
     return notes
@@ -181,31 +206,33 @@ def _own(notes: dict[str, Any]) -> dict[str, Any]:
 BlockDict = dict[str, Any]
 
 
-def _call_in(call: ToolCall | InvalidToolCall, **shape: Any) -> BlockDict:
-    notes = {**_notes(call, skip=("type",) if isinstance(call, ToolCallPart | InvalidToolCallPart) else ()),
-             **shape}
-    if call.id is None:
+def _call_in(call: dict[str, Any], model: type, **shape: Any) -> BlockDict:
+    in_content = model is ToolCallPart or model is InvalidToolCallPart
+    notes = {**_notes(call, model, skip=("type",) if in_content else ()), **shape}
+    call_id, name = call.get("id"), call.get("name")
+    if call_id is None:
         notes["id"] = None
-    if isinstance(call, InvalidToolCall):
+    if model is InvalidToolCall or model is InvalidToolCallPart:
         notes["invalid"] = True
-        if call.name is None:
+        if name is None:
             notes["name"] = None
-        raw = call.args
-        arguments, error = parse_json(raw) if raw is not None else (None, None)
-        return {"kind": "tool_call", "call_id": call.id or "", "name": call.name or "", "arguments": arguments,
-                "arguments_raw": raw, "parse_error": call.error or error or "an invalid tool call",
-                "extras": _own({**notes, "error": call.error})}
-    return {"kind": "tool_call", "call_id": call.id or "", "name": call.name, "arguments": call.args,
+        raw, error = call.get("args"), call.get("error")
+        arguments, parsed = parse_json(raw) if raw is not None else (None, None)
+        return {"kind": "tool_call", "call_id": call_id or "", "name": name or "", "arguments": arguments,
+                "arguments_raw": raw, "parse_error": error or parsed or "an invalid tool call",
+                "extras": _own({**notes, "error": error})}
+    return {"kind": "tool_call", "call_id": call_id or "", "name": name, "arguments": call["args"],
             "extras": _own(notes)}
 
 
-def _media_in(part: MediaPart) -> BlockDict:
-    notes = _notes(part)
-    block: BlockDict = {"kind": part.type, "url": part.url, "file_id": part.file_id, "media_type": part.mime_type}
-    if part.base64 is not None:
-        data = b64decode_exact(part.base64)
+def _media_in(part: dict[str, Any]) -> BlockDict:
+    notes = _notes(part, MediaPart)
+    block: BlockDict = {"kind": part["type"], "url": part.get("url"), "file_id": part.get("file_id"),
+                        "media_type": part.get("mime_type")}
+    if (b64 := part.get("base64")) is not None:
+        data = b64decode_exact(b64)
         if data is None:  # not canonical base64: written back as it came
-            notes["base64"] = part.base64
+            notes["base64"] = b64
         block["data"] = data
     extras = notes.get("fields", {}).get("extras")
     if isinstance(extras, dict) and isinstance(extras.get("filename"), str):  # where LangChain keeps it
@@ -216,36 +243,38 @@ def _media_in(part: MediaPart) -> BlockDict:
     return {**block, "extras": _own(notes)}
 
 
-def _image_url_in(part: ImageUrlPart) -> BlockDict:
-    url = part.image_url if isinstance(part.image_url, str) else part.image_url.get("url")
-    inner = {} if isinstance(part.image_url, str) else {k: v for k, v in part.image_url.items() if k != "url"}
-    notes = {**_notes(part), "image_url": "str" if isinstance(part.image_url, str) else inner}
+def _image_url_in(part: dict[str, Any]) -> BlockDict:
+    image_url = part["image_url"]
+    url = image_url if isinstance(image_url, str) else image_url.get("url")
+    inner = {} if isinstance(image_url, str) else {k: v for k, v in image_url.items() if k != "url"}
+    notes = {**_notes(part, ImageUrlPart), "image_url": "str" if isinstance(image_url, str) else inner}
     if not isinstance(url, str):
-        return {"kind": "data", "data": part.model_dump(), "extras": _own({"block": True})}
+        return {"kind": "data", "data": part, "extras": _own({"block": True})}
     decoded = parse_data_uri(url)
     if decoded is None:
         return {"kind": "image", "url": url, "extras": _own(notes)}
     return {"kind": "image", "media_type": decoded[0], "data": decoded[1], "extras": _own(notes)}
 
 
-def _reasoning_in(part: ReasoningPart) -> BlockDict:
-    notes = _notes(part)
+def _reasoning_in(part: dict[str, Any]) -> BlockDict:
+    notes = _notes(part, ReasoningPart)
     extras = notes.get("fields", {}).get("extras")
     signature = None
     if isinstance(extras, dict) and isinstance(extras.get("signature"), str):
         signature = extras["signature"]
         notes["fields"] = {**notes["fields"], "extras": {k: v for k, v in extras.items() if k != "signature"}}
-    return {"kind": "reasoning", "text": part.reasoning, "signature": signature, "extras": _own(notes)}
+    return {"kind": "reasoning", "text": part.get("reasoning", ""), "signature": signature, "extras": _own(notes)}
 
 
+_MEDIA = ("image", "audio", "video", "file")
 _PART_IN = {
-    TextPart: lambda p: {"kind": "text", "text": p.text, "extras": _own(_notes(p))},
-    RefusalPart: lambda p: {"kind": "refusal", "text": p.refusal, "extras": _own(_notes(p))},
-    ReasoningPart: _reasoning_in,
-    MediaPart: _media_in,
-    ImageUrlPart: _image_url_in,
-    ToolCallPart: lambda p: _call_in(p, in_content=True),
-    InvalidToolCallPart: lambda p: _call_in(p, in_content=True),
+    "text": lambda p: {"kind": "text", "text": p["text"], "extras": _own(_notes(p, TextPart))},
+    "refusal": lambda p: {"kind": "refusal", "text": p["refusal"], "extras": _own(_notes(p, RefusalPart))},
+    "reasoning": _reasoning_in,
+    **dict.fromkeys(_MEDIA, _media_in),
+    "image_url": _image_url_in,
+    "tool_call": lambda p: _call_in(p, ToolCallPart, in_content=True),
+    "invalid_tool_call": lambda p: _call_in(p, InvalidToolCallPart, in_content=True),
 }
 
 
@@ -263,20 +292,20 @@ def _part_in(part: str | dict[str, Any], index: int, pos: int, where: str) -> Bl
     if kind == "non_standard" and _redacted(part):
         return {"kind": "reasoning", "redacted": True, "data": part["value"]["data"]}
     # a v0 media block (source_type) or any block without a canonical counterpart: kept as it is
-    if kind.__class__ is not str or kind not in _PARTS or (kind in ("image", "audio", "video", "file")
-                                                          and "source_type" in part):
+    if kind.__class__ is not str or kind not in _PARTS or (kind in _MEDIA and "source_type" in part):
         return {"kind": "data", "data": part, "extras": _own({"block": True})}
     try:
-        model = _PARTS[kind].validate_python(part)
+        valid = _PARTS[kind].validate_python(part)
     except Exception as exc:
         raise SchemaError(NAME, [(index, f"{where}[{pos}]", str(exc).splitlines()[-1].strip())]) from None
-    return _PART_IN[type(model)](model)
+    return _PART_IN[kind](valid)
 
 
-def _content_in(data: _Data, index: int, where: str = "content") -> tuple[list[BlockDict], str | None]:
-    if isinstance(data.content, str):
-        return ([{"kind": "text", "text": data.content}] if data.content else []), None
-    return [_part_in(p, index, pos, where) for pos, p in enumerate(data.content)], "list"
+def _content_in(data: dict[str, Any], index: int, where: str = "content") -> tuple[list[BlockDict], str | None]:
+    content = data["content"]
+    if isinstance(content, str):
+        return ([{"kind": "text", "text": content}] if content else []), None
+    return [_part_in(p, index, pos, where) for pos, p in enumerate(content)], "list"
 
 
 # --- to canonical: messages ----------------------------------------------------------------
@@ -339,65 +368,69 @@ class _Reader:
                 "arguments_raw": call["arguments"], "parse_error": error, "call_id_synthesized": True,
                 "extras": _own({"legacy": True})}
 
-    def message(self, m: _Data, shape: dict[str, Any], index: int) -> dict[str, Any]:
+    def message(self, m: dict[str, Any], shape: dict[str, Any], index: int) -> dict[str, Any]:
         blocks, form = _content_in(m, index)
-        notes: dict[str, Any] = {**shape, **_notes(m, skip=("type",))}
-        if m.type in ("chat", "function"):  # read as user and tool messages: the type says how to write them
-            notes["kind"] = m.type
+        kind = m["type"]
+        notes: dict[str, Any] = {**shape, **_notes(m, TYPES[kind], skip=("type",))}
+        if kind in ("chat", "function"):  # read as user and tool messages: the type says how to write them
+            notes["kind"] = kind
         if form:
             notes["content"] = form
         for key in ("additional_kwargs", "response_metadata"):
-            if getattr(m, key):
-                notes[key] = dict(getattr(m, key))
+            if m.get(key):
+                notes[key] = dict(m[key])
         model = notes.get("response_metadata", {}).pop("model_name", None)
         if model is not None and not isinstance(model, str):  # not a model name: kept where it was
             notes["response_metadata"]["model_name"], model = model, None
         if notes.get("response_metadata") == {}:
             notes.pop("response_metadata")
-        out: dict[str, Any] = {"role": _ROLES.get(m.type), "name": m.name, "external_id": m.id, "model": model,
-                               "source_format": NAME, "source_type": m.type}
-        if isinstance(m, AIData):
+        out: dict[str, Any] = {"role": _ROLES.get(kind), "name": m.get("name"), "external_id": m.get("id"),
+                               "model": model, "source_format": NAME, "source_type": kind}
+        if kind == "ai":
             blocks = self._calls(m, blocks)
             if (legacy := self._legacy_call(notes.get("additional_kwargs", {}), index)) is not None:
                 blocks.append(legacy)
                 if not notes["additional_kwargs"]:
                     notes.pop("additional_kwargs")
-            out["usage"] = _usage_in(m.usage_metadata)
-        elif isinstance(m, ToolData | FunctionData):
+            out["usage"] = _usage_in(m.get("usage_metadata"))
+        elif kind == "tool" or kind == "function":
             blocks, form = [self._result(m, blocks, form, index)], None
             notes.pop("content", None)
             out["name"] = None
-            if isinstance(m, ToolData) and m.artifact is not None:
-                notes["artifact"] = m.artifact
-        elif isinstance(m, ChatData):
-            out["role"] = _CHAT_ROLES.get(m.role, "user")
-            out["source_role"] = m.role if m.role != out["role"] else None
+            if kind == "tool" and (artifact := m.get("artifact")) is not None:
+                notes["artifact"] = artifact
+        elif kind == "chat":
+            out["role"] = _CHAT_ROLES.get(m["role"], "user")
+            out["source_role"] = m["role"] if m["role"] != out["role"] else None
         out["content"] = blocks
         out["extras"] = _own(notes)
         return out
 
-    def _calls(self, m: AIData, blocks: list[BlockDict]) -> list[BlockDict]:
+    def _calls(self, m: dict[str, Any], blocks: list[BlockDict]) -> list[BlockDict]:
         """The content's blocks, then the listed calls not in the content already (v1 content
         holds each call both as a block and in ``tool_calls``)."""
         in_content = {b["call_id"]: b for b in blocks if b["kind"] == "tool_call" and b["call_id"]}
-        for call in [*m.tool_calls, *m.invalid_tool_calls]:
-            block = _call_in(call)
-            twin = in_content.pop(call.id, None) if call.id else None
+        listed = [(call, ToolCall) for call in m.get("tool_calls", ())]
+        listed += [(call, InvalidToolCall) for call in m.get("invalid_tool_calls", ())]
+        for call, model in listed:
+            block = _call_in(call, model)
+            call_id = call.get("id")
+            twin = in_content.pop(call_id, None) if call_id else None
             if twin is not None and _same_call(twin, block):
                 twin["extras"][NAME]["listed"] = True
             else:
                 blocks.append(block)
         return blocks
 
-    def _result(self, m: ToolData | FunctionData, blocks: list[BlockDict], form: str | None,
-                index: int) -> BlockDict:
+    def _result(self, m: dict[str, Any], blocks: list[BlockDict], form: str | None, index: int) -> BlockDict:
         output: Any = blocks if form == "list" else (blocks[0]["text"] if blocks else "")
-        if isinstance(m, FunctionData):  # no call id in a legacy function message: its call's, by name
-            pending = self.legacy.get(m.name) or []
+        name = m.get("name")
+        if m["type"] == "function":  # no call id in a legacy function message: its call's, by name
+            pending = self.legacy.get(name) or []  # type: ignore[arg-type]
             call_id = pending.pop(0) if pending else f"function-{index}"
-            return {"kind": "tool_result", "call_id": call_id, "name": m.name, "output": output}
-        return {"kind": "tool_result", "call_id": m.tool_call_id, "name": m.name, "output": output,
-                "is_error": m.status == "error", "extras": _own({"list": True} if form == "list" else {})}
+            return {"kind": "tool_result", "call_id": call_id, "name": name, "output": output}
+        return {"kind": "tool_result", "call_id": m["tool_call_id"], "name": name, "output": output,
+                "is_error": m.get("status") == "error", "extras": _own({"list": True} if form == "list" else {})}
 
 
 def _same_call(content: BlockDict, listed: BlockDict) -> bool:
@@ -408,7 +441,7 @@ def _same_call(content: BlockDict, listed: BlockDict) -> bool:
             and not a.get("absent") and not b.get("absent"))
 
 
-def _parse(items: list[Any], base: int) -> list[tuple[_Data, dict[str, Any]]]:
+def _parse(items: list[Any], base: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     unwrapped = [_unwrap(item, base + i) for i, item in enumerate(items)]
     parsed = validate(MESSAGES, [d for d, _ in unwrapped], NAME, first=base)
     return [(m, shape) for m, (_, shape) in zip(parsed, unwrapped)]
