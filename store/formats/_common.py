@@ -53,6 +53,16 @@ def validate_others(adapter: pydantic.TypeAdapter[Any], items: Any, plain: Seque
         raise
 
 
+def note_first(read: list[Any], format: str, notes: dict[str, Any]) -> None:
+    """``read`` (a reader's canonical fields and plain messages, for :func:`made`) with ``notes`` merged into
+    its first message's notes of ``format`` (how the input was wrapped, what it left out); a plain first
+    message becomes its fields."""
+    first = read[0] if read[0].__class__ is dict else read[0].fields()
+    extras = first["extras"] = dict(first.get("extras") or {})
+    extras[format] = {**extras.get(format, {}), **notes}
+    read[0] = first
+
+
 def made(read: list[Any]) -> list[Any]:
     """The messages a reader read, those it gave as canonical fields (dicts) validated in one call; where
     one is at fault, the first such raises as it would alone (its error names the message's fields)."""

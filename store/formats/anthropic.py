@@ -35,7 +35,7 @@ from typing_extensions import NotRequired, TypedDict
 
 from ..lean import Plain, Writable
 from ..model import Message
-from ._common import b64decode_exact, made, message_list, validate, validate_others
+from ._common import b64decode_exact, made, message_list, note_first, validate, validate_others
 
 NAME = "anthropic"
 
@@ -375,11 +375,7 @@ def _read(data: Any, lean: bool) -> list[Writable]:
             out.append(p)
     others = None if request is None else {k: v for k, v in request.items() if k != "system"}
     if out and (request is None or others):
-        wrapper = {"form": "list"} if request is None else {"request": others}
-        first = out[0] if out[0].__class__ is dict else out[0].fields()
-        notes = first["extras"] = dict(first.get("extras") or {})
-        notes[NAME] = {**notes.get(NAME, {}), **wrapper}
-        out[0] = first
+        note_first(out, NAME, {"form": "list"} if request is None else {"request": others})
     return made(out)
 
 

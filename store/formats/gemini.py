@@ -33,7 +33,7 @@ from typing_extensions import NotRequired, TypedDict
 from ..errors import SchemaError
 from ..lean import Plain, Writable
 from ..model import Message
-from ._common import Losses, dump_json, made, unknown_keys, validate, validate_others
+from ._common import Losses, dump_json, made, note_first, unknown_keys, validate, validate_others
 
 NAME = "gemini"
 
@@ -345,16 +345,8 @@ def _read(data: Any, lean: bool) -> list[Writable]:
             out.append(p)
     others = None if request is None else {k: v for k, v in request.items() if k != "system_instruction"}
     if out and (request is None or others):
-        _wrapped(out, {"form": "list"} if request is None else {"request": others})
+        note_first(out, NAME, {"form": "list"} if request is None else {"request": others})
     return made(out)
-
-
-def _wrapped(out: list[Any], wrapper: dict[str, Any]) -> None:
-    """``out`` with the first message's fields noting what its input was wrapped in."""
-    first = out[0] if out[0].__class__ is dict else out[0].fields()
-    notes = first["extras"] = dict(first.get("extras") or {})
-    notes[NAME] = {**notes.get(NAME, {}), **wrapper}
-    out[0] = first
 
 
 def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
@@ -365,7 +357,7 @@ def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
         parsed = validate(CONTENTS, chunk, NAME, first=base)
         out = [m for i, c in enumerate(parsed) for m in reader.content(c, base + i)]
         if base == 0 and out:
-            _wrapped(out, {"form": "list"})
+            note_first(out, NAME, {"form": "list"})
         base += len(chunk)
         yield made(out)
 

@@ -44,7 +44,7 @@ from typing_extensions import NotRequired, TypedDict
 from ..errors import SchemaError
 from ..lean import Plain, Result, Writable
 from ..model import Message
-from ._common import b64decode_exact, dump_json, made, parse_json, unknown_keys, validate, validate_others
+from ._common import b64decode_exact, dump_json, made, note_first, parse_json, unknown_keys, validate, validate_others
 
 NAME = "otel-genai"
 
@@ -367,7 +367,7 @@ def _read(data: Any, lean: bool) -> list[Writable]:
         plain = _plains(data, lean)
         out = _messages(reader, validate_others(MESSAGES, data, plain, NAME), plain, len(data), 0, False)
         if out:
-            _noted(out, {"form": "list"})
+            note_first(out, NAME, {"form": "list"})
         return made(out)
     if not isinstance(data, dict):
         raise SchemaError(NAME, [(None, "", f"expected a list of messages or an object with input_messages, "
@@ -384,16 +384,8 @@ def _read(data: Any, lean: bool) -> list[Writable]:
     absent = [k for k in KEYS[1:] if attrs.get(k) is None]
     others = {k: v for k, v in attrs.items() if k not in KEYS}
     if out and (absent or others):
-        _noted(out, {k: v for k, v in (("absent", absent), ("request", others)) if v})
+        note_first(out, NAME, {k: v for k, v in (("absent", absent), ("request", others)) if v})
     return made(out)
-
-
-def _noted(out: list[Any], notes: dict[str, Any]) -> None:
-    """``out`` with the first message's fields noting how the input was given."""
-    first = out[0] if out[0].__class__ is dict else out[0].fields()
-    extras = first["extras"] = dict(first.get("extras") or {})
-    extras[NAME] = {**extras.get(NAME, {}), **notes}
-    out[0] = first
 
 
 def _messages(reader: _Reader, parsed: list[Any], plain: list[Plain | None], count: int, first: int,
@@ -419,7 +411,7 @@ def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
         parsed = validate(MESSAGES, chunk, NAME, first=base)
         out = [reader.message(m, base + i, False) for i, m in enumerate(parsed)]
         if base == 0 and out:
-            _noted(out, {"form": "list"})
+            note_first(out, NAME, {"form": "list"})
         base += len(chunk)
         yield made(out)
 
