@@ -44,16 +44,8 @@ def _plain_kind(item: Any) -> str | None:
 
 
 class _LeanReader(_Reader):
-    """The reader whose assistant turns are canonical fields (a dict), holding :class:`Call` s
-    where a plain call was read (a turn of those alone is a :class:`Plain`, see :meth:`finished`)."""
-
-    def turn(self) -> list[Any]:
-        last = self.messages[-1] if self.messages else None
-        if last.__class__ is dict and last["role"] == "assistant":  # type: ignore[index]
-            return last["content"]  # type: ignore[index, no-any-return]
-        turn: dict[str, Any] = {"role": "assistant", "source_format": NAME, "content": []}
-        self.messages.append(turn)  # type: ignore[arg-type]
-        return turn["content"]  # type: ignore[no-any-return]
+    """The reader whose assistant turns hold :class:`Call` s where a plain call was read (a turn of those
+    alone is a :class:`Plain`, see :meth:`finished`)."""
 
     def plain(self, kind: str, item: dict[str, Any]) -> None:
         """An item of a plain shape, read as ``item`` reads its model."""

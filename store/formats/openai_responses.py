@@ -25,70 +25,67 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter
-from typing_extensions import assert_never
+from pydantic import ConfigDict, Discriminator, Field, Tag, TypeAdapter, with_config
+from typing_extensions import NotRequired, TypedDict
 
 from ..errors import SchemaError
-from ..model import (
-    AudioBlock,
-    Block,
-    DataBlock,
-    FileBlock,
-    ImageBlock,
-    Message,
-    ReasoningBlock,
-    RefusalBlock,
-    TextBlock,
-    ToolCallBlock,
-    ToolResultBlock,
-)
-from ._common import Losses, b64decode_exact, message_list, parse_data_uri, parse_json, validate
+from ..model import Message
+from ._common import Losses, b64decode_exact, made, message_list, parse_data_uri, parse_json, validate
 
 NAME = "openai-responses"
 
 
-class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
+_OPEN = ConfigDict(extra="allow")
+
+# The source models are TypedDicts: validated in pydantic-core, they are dicts, read without a model object
+# an item (see the Anthropic reader); canonical blocks and messages are fields, validated in one call.
 
 
 # --- content parts ----------------------------------------------------------------
 
 
-class InputText(_Open):
+@with_config(_OPEN)
+class InputText(TypedDict):
     type: Literal["input_text"]
     text: str
 
 
-class OutputText(_Open):
+@with_config(_OPEN)
+class OutputText(TypedDict):
     type: Literal["output_text"]
     text: str
 
 
-class Refusal(_Open):
+@with_config(_OPEN)
+class Refusal(TypedDict):
     type: Literal["refusal"]
     refusal: str
 
 
-class InputImage(_Open):
+@with_config(_OPEN)
+class InputImage(TypedDict):
     type: Literal["input_image"]
-    image_url: str | None = None
-    file_id: str | None = None
+    image_url: NotRequired[str | None]
+    file_id: NotRequired[str | None]
 
 
-class InputFile(_Open):
+@with_config(_OPEN)
+class InputFile(TypedDict):
     type: Literal["input_file"]
-    file_data: str | None = None
-    file_id: str | None = None
-    file_url: str | None = None
-    filename: str | None = None
+    file_data: NotRequired[str | None]
+    file_id: NotRequired[str | None]
+    file_url: NotRequired[str | None]
+    filename: NotRequired[str | None]
 
 
-class AudioData(_Open):
+@with_config(_OPEN)
+class AudioData(TypedDict):
     data: str
     format: str
 
 
-class InputAudio(_Open):
+@with_config(_OPEN)
+class InputAudio(TypedDict):
     """Not in the openai SDK's message content union, but the Agents SDK reads and writes it."""
 
     type: Literal["input_audio"]
@@ -104,58 +101,67 @@ ResultPart = Annotated[Union[InputText, InputImage, InputFile], Field(discrimina
 # --- items --------------------------------------------------------------------------
 
 
-class MessageItem(_Open):
+@with_config(_OPEN)
+class MessageItem(TypedDict):
     """Easy (``type`` absent), input and assistant output messages: one model, told apart by role."""
 
     role: Literal["user", "system", "developer", "assistant"]
-    content: str | list[Part]
-    type: Literal["message"] | None = None
+    content: str | list[Part]  # type: ignore[valid-type]
+    type: NotRequired[Literal["message"] | None]
 
 
-class FunctionCall(_Open):
+@with_config(_OPEN)
+class FunctionCall(TypedDict):
     type: Literal["function_call"]
     call_id: str
     name: str
     arguments: str
 
 
-class CustomCall(_Open):
+@with_config(_OPEN)
+class CustomCall(TypedDict):
     type: Literal["custom_tool_call"]
     call_id: str
     name: str
     input: str
 
 
-class CallOutput(_Open):
+@with_config(_OPEN)
+class CallOutput(TypedDict):
     type: Literal["function_call_output", "custom_tool_call_output"]
     call_id: str
-    output: str | list[ResultPart]
-    name: str | None = None
+    output: str | list[ResultPart]  # type: ignore[valid-type]
+    name: NotRequired[str | None]
 
 
-class SummaryText(_Open):
+@with_config(_OPEN)
+class SummaryText(TypedDict):
     type: Literal["summary_text"]
     text: str
 
 
-class ReasoningText(_Open):
+@with_config(_OPEN)
+class ReasoningText(TypedDict):
     type: Literal["reasoning_text"]
     text: str
 
 
-class Reasoning(_Open):
+@with_config(_OPEN)
+class Reasoning(TypedDict):
     type: Literal["reasoning"]
     summary: list[SummaryText]
-    content: list[ReasoningText] | None = None
-    encrypted_content: str | None = None
+    content: NotRequired[list[ReasoningText] | None]
+    encrypted_content: NotRequired[str | None]
 
 
-class ItemReference(_Open):
-    type: Literal["item_reference"] | None = None
+@with_config(_OPEN)
+class ItemReference(TypedDict):
+    type: NotRequired[Literal["item_reference"] | None]
     id: str
 
 
-class OtherItem(_Open):
+@with_config(_OPEN)
+class OtherItem(TypedDict):
     """Any other item type (web_search_call, computer_call, mcp_call, ...): kept whole."""
 
     type: str
@@ -204,23 +210,23 @@ TEXT_TYPE = {"input": "input_text", "output": "output_text"}
 
 AUDIO_MEDIA_TYPES = {"wav": "audio/wav", "mp3": "audio/mpeg"}
 
-_MAPPED: dict[type, frozenset[str]] = {
-    InputText: frozenset({"type", "text"}), OutputText: frozenset({"type", "text"}),
-    Refusal: frozenset({"type", "refusal"}), InputImage: frozenset({"type", "image_url", "file_id"}),
-    InputFile: frozenset({"type", "file_data", "file_id", "file_url", "filename"}),
-    InputAudio: frozenset({"type", "input_audio"}), MessageItem: frozenset({"role", "content"}),
-    FunctionCall: frozenset({"type", "call_id", "name", "arguments"}),
-    CustomCall: frozenset({"type", "call_id", "name", "input"}),
-    CallOutput: frozenset({"type", "call_id", "output"}),
-    Reasoning: frozenset({"type", "summary", "content", "encrypted_content"}),
+_MAPPED: dict[str, frozenset[str]] = {
+    "input_text": frozenset({"type", "text"}), "output_text": frozenset({"type", "text"}),
+    "refusal": frozenset({"type", "refusal"}), "input_image": frozenset({"type", "image_url", "file_id"}),
+    "input_file": frozenset({"type", "file_data", "file_id", "file_url", "filename"}),
+    "input_audio": frozenset({"type", "input_audio"}), "message": frozenset({"role", "content"}),
+    "function_call": frozenset({"type", "call_id", "name", "arguments"}),
+    "custom_tool_call": frozenset({"type", "call_id", "name", "input"}),
+    "output": frozenset({"type", "call_id", "output"}),
+    "reasoning": frozenset({"type", "summary", "content", "encrypted_content"}),
 }
-"""Keys each model maps to canonical fields; every other key is kept as given (``fields``)."""
+"""Keys each part type and item kind maps to canonical fields; every other key is kept as given (``fields``)."""
 
 
-def _rest(model: BaseModel) -> dict[str, Any]:
-    """The keys of ``model`` that no canonical field holds, as they were given."""
-    mapped = _MAPPED[type(model)]
-    return {k: v for k, v in model.model_dump(exclude_unset=True).items() if k not in mapped}
+def _rest(value: dict[str, Any], kind: str) -> dict[str, Any]:
+    """The keys of ``value`` that no canonical field holds, as they were given."""
+    mapped = _MAPPED[kind]
+    return {} if value.keys() <= mapped else {k: v for k, v in value.items() if k not in mapped}
 
 
 def _own(**notes: Any) -> dict[str, Any]:
@@ -233,20 +239,20 @@ def _own(**notes: Any) -> dict[str, Any]:
 # --- to canonical --------------------------------------------------------------
 
 
-def _part_notes(part: BaseModel, context: str, **more: Any) -> dict[str, Any]:
-    rest = _rest(part)
-    kind = getattr(part, "type")
+def _part_notes(part: dict[str, Any], context: str, **more: Any) -> dict[str, Any]:
+    kind = part["type"]
+    rest = _rest(part, kind)
     fields = rest if rest or kind in DEFAULTS else None
     text_type = kind if kind in TEXT_TYPE.values() and kind != TEXT_TYPE[context] else None
     return _own(fields=fields, type=text_type, **more)
 
 
-def _text_in(part: InputText | OutputText, context: str) -> Block:
-    return TextBlock(text=part.text, extras=_part_notes(part, context))
+def _text_in(part: dict[str, Any], context: str) -> dict[str, Any]:
+    return {"kind": "text", "text": part["text"], "extras": _part_notes(part, context)}
 
 
-def _refusal_in(part: Refusal, context: str) -> Block:
-    return RefusalBlock(text=part.refusal, extras=_part_notes(part, context))
+def _refusal_in(part: dict[str, Any], context: str) -> dict[str, Any]:
+    return {"kind": "refusal", "text": part["refusal"], "extras": _part_notes(part, context)}
 
 
 def _decoded(value: str | None) -> tuple[str, bytes] | None:
@@ -255,149 +261,152 @@ def _decoded(value: str | None) -> tuple[str, bytes] | None:
     return (decoded[0], decoded[1]) if decoded and decoded[0] else None
 
 
-def _image_in(part: InputImage, context: str) -> Block:
-    decoded = _decoded(part.image_url)
-    extras = _part_notes(part, context)
+def _image_in(part: dict[str, Any], context: str) -> dict[str, Any]:
+    url = part.get("image_url")
+    decoded = _decoded(url)
+    block = {"kind": "image", "file_id": part.get("file_id"), "extras": _part_notes(part, context)}
     if decoded is not None:
-        return ImageBlock(media_type=decoded[0], data=decoded[1], file_id=part.file_id, extras=extras)
-    return ImageBlock(url=part.image_url, file_id=part.file_id, extras=extras)
+        return {**block, "media_type": decoded[0], "data": decoded[1]}
+    return {**block, "url": url}
 
 
-def _file_in(part: InputFile, context: str) -> Block:
-    decoded = _decoded(part.file_data)
+def _file_in(part: dict[str, Any], context: str) -> dict[str, Any]:
+    file_data = part.get("file_data")
+    decoded = _decoded(file_data)
     # file_data that is not an exact data URI (bare base64, say) is kept as given
-    raw = part.file_data if part.file_data is not None and decoded is None else None
-    return FileBlock(
-        url=part.file_url, file_id=part.file_id, filename=part.filename,
-        media_type=decoded[0] if decoded else None, data=decoded[1] if decoded else None,
-        extras=_part_notes(part, context, file_data=raw),
-    )
+    raw = file_data if file_data is not None and decoded is None else None
+    return {"kind": "file", "url": part.get("file_url"), "file_id": part.get("file_id"),
+            "filename": part.get("filename"), "media_type": decoded[0] if decoded else None,
+            "data": decoded[1] if decoded else None, "extras": _part_notes(part, context, file_data=raw)}
 
 
-def _audio_in(part: InputAudio, context: str) -> Block:
-    audio = part.input_audio
-    data = b64decode_exact(audio.data)
-    media_type = AUDIO_MEDIA_TYPES.get(audio.format)
-    exact = data is not None and media_type is not None and not audio.model_extra
-    raw = None if exact else audio.model_dump()
-    return AudioBlock(data=data if exact else None, media_type=media_type if exact else None,
-                      extras=_part_notes(part, context, audio=raw or True))
+def _audio_in(part: dict[str, Any], context: str) -> dict[str, Any]:
+    audio = part["input_audio"]
+    data = b64decode_exact(audio["data"])
+    media_type = AUDIO_MEDIA_TYPES.get(audio["format"])
+    exact = data is not None and media_type is not None and audio.keys() <= _AUDIO_KEYS
+    raw = None if exact else audio
+    return {"kind": "audio", "data": data if exact else None, "media_type": media_type if exact else None,
+            "extras": _part_notes(part, context, audio=raw or True)}
 
 
-_PARTS_IN: dict[type, Callable[[Any, str], Block]] = {
-    InputText: _text_in, OutputText: _text_in, Refusal: _refusal_in, InputImage: _image_in,
-    InputFile: _file_in, InputAudio: _audio_in,
+_AUDIO_KEYS = frozenset(AudioData.__annotations__)
+_PARTS_IN: dict[str, Callable[[Any, str], dict[str, Any]]] = {
+    "input_text": _text_in, "output_text": _text_in, "refusal": _refusal_in, "input_image": _image_in,
+    "input_file": _file_in, "input_audio": _audio_in,
 }
 
 
-def parts_in(parts: list[Any], context: str) -> list[Block]:
-    return [_PARTS_IN[type(part)](part, context) for part in parts]
+def parts_in(parts: list[Any], context: str) -> list[dict[str, Any]]:
+    return [_PARTS_IN[part["type"]](part, context) for part in parts]
 
 
-def _with_notes(block: Block, **notes: Any) -> Block:
-    own = {**block.extras.get(NAME, {}), **_own(**notes).get(NAME, {})}
-    return block.model_copy(update={"extras": {**block.extras, NAME: own}})
+def _with_notes(block: dict[str, Any], **notes: Any) -> dict[str, Any]:
+    extras = block.get("extras") or {}
+    own = {**extras.get(NAME, {}), **_own(**notes).get(NAME, {})}
+    return {**block, "extras": {**extras, NAME: own}}
 
 
 class _Reader:
-    """Converts one batch; remembers call names and kinds for the outputs that follow."""
+    """Converts one batch into canonical fields (validated in one call, ``made``); remembers call names and
+    kinds for the outputs that follow."""
 
     def __init__(self) -> None:
-        self.messages: list[Message] = []
+        self.messages: list[Any] = []
         self.calls: dict[str, tuple[str, bool]] = {}
         """call id -> (tool name, custom tool call)."""
 
-    def turn(self) -> list[Block]:
+    def turn(self) -> list[Any]:
         """The blocks of the assistant turn in progress (a new one after anything else)."""
         last = self.messages[-1] if self.messages else None
-        if last is None or last.role != "assistant":
-            last = Message(role="assistant", source_format=NAME)
+        if last.__class__ is not dict or last["role"] != "assistant":  # type: ignore[index]
+            last = {"role": "assistant", "source_format": NAME, "content": []}
             self.messages.append(last)
-        return last.content
+        return last["content"]  # type: ignore[index, no-any-return]
 
-    def item(self, item: MessageItem | FunctionCall | CustomCall | CallOutput | Reasoning | ItemReference | OtherItem,
-             ) -> None:
-        match item:
-            case MessageItem(role="assistant"):
+    def item(self, item: dict[str, Any]) -> None:
+        kind = _tag(item)
+        if kind == "message":
+            if item["role"] == "assistant":
                 turn = self.turn()
                 turn.extend(self._assistant(item, first=not turn))
-            case MessageItem():
+            else:
                 self._message(item)
-            case FunctionCall() | CustomCall():
-                self.turn().append(self._call(item))
-            case CallOutput():
-                self.messages.append(Message(role="tool", source_format=NAME, content=[self._output(item)]))
-            case Reasoning():
-                self.turn().append(self._reasoning(item))
-            case ItemReference() | OtherItem():  # no canonical meaning: the item itself, in the turn
-                self.turn().append(DataBlock(data=item.model_dump(exclude_unset=True), extras=_own(item=True)))
-            case _:
-                assert_never(item)
+        elif kind == "function_call" or kind == "custom_tool_call":
+            self.turn().append(self._call(item))
+        elif kind == "output":
+            self.messages.append({"role": "tool", "source_format": NAME, "content": [self._output(item)]})
+        elif kind == "reasoning":
+            self.turn().append(self._reasoning(item))
+        else:  # an item reference or another item: no canonical meaning, the item itself, in the turn
+            self.turn().append({"kind": "data", "data": item, "extras": _own(item=True)})
 
-    def _message(self, item: MessageItem) -> None:
-        content = item.content
-        blocks = [TextBlock(text=content)] if isinstance(content, str) else parts_in(content, "input")
-        role = "system" if item.role == "developer" else item.role
-        form = "list" if isinstance(item.content, list) else None
-        self.messages.append(Message(
-            role=role, source_role=item.role if item.role != role else None, content=blocks,
-            source_format=NAME, extras=_own(fields=_rest(item) or None, content=form),
-        ))
+    def _message(self, item: dict[str, Any]) -> None:
+        content, source = item["content"], item["role"]
+        blocks = [{"kind": "text", "text": content}] if isinstance(content, str) else parts_in(content, "input")
+        role = "system" if source == "developer" else source
+        form = "list" if isinstance(content, list) else None
+        self.messages.append({
+            "role": role, "source_role": source if source != role else None, "content": blocks,
+            "source_format": NAME, "extras": _own(fields=_rest(item, "message") or None, content=form),
+        })
 
     @staticmethod
-    def _assistant(item: MessageItem, first: bool) -> list[Block]:
+    def _assistant(item: dict[str, Any], first: bool) -> list[dict[str, Any]]:
         """An assistant message's parts; the first one marks where the item starts and holds its keys (but
         an easy message's text that starts its turn: the writer writes a text without notes so)."""
-        if not item.content:  # a list without parts: nothing to hang the item on, so keep it whole
-            return [DataBlock(data=item.model_dump(exclude_unset=True), extras=_own(item=True))]
-        if isinstance(item.content, str):
-            rest = _rest(item)
+        content = item["content"]
+        if not content:  # a list without parts: nothing to hang the item on, so keep it whole
+            return [{"kind": "data", "data": item, "extras": _own(item=True)}]
+        rest = _rest(item, "message")
+        if isinstance(content, str):
             notes = {} if first and not rest else _own(item=rest, string=True)
-            return [TextBlock(text=item.content, extras=notes)]
-        blocks = parts_in(item.content, "output")
-        return [_with_notes(blocks[0], item=_rest(item)), *blocks[1:]]
+            return [{"kind": "text", "text": content, "extras": notes}]
+        blocks = parts_in(content, "output")
+        return [_with_notes(blocks[0], item=rest), *blocks[1:]]
 
-    def _call(self, item: FunctionCall | CustomCall) -> ToolCallBlock:
-        custom = isinstance(item, CustomCall)
-        self.calls[item.call_id] = (item.name, custom)
+    def _call(self, item: dict[str, Any]) -> dict[str, Any]:
+        custom = item["type"] == "custom_tool_call"
+        call_id, name = item["call_id"], item["name"]
+        self.calls[call_id] = (name, custom)
         # a custom tool's input is free text: parsed like any arguments, so that it compares
         # the same as the function call other formats make of it
-        raw = item.input if isinstance(item, CustomCall) else item.arguments
+        raw = item["input"] if custom else item["arguments"]
         arguments, error = parse_json(raw)
-        return ToolCallBlock(call_id=item.call_id, name=item.name, arguments=arguments, arguments_raw=raw,
-                             parse_error=error, extras=_own(type="custom" if custom else None,
-                                                            fields=_rest(item) or None))
+        return {"kind": "tool_call", "call_id": call_id, "name": name, "arguments": arguments, "arguments_raw": raw,
+                "parse_error": error,
+                "extras": _own(type="custom" if custom else None, fields=_rest(item, item["type"]) or None)}
 
-    def _output(self, item: CallOutput) -> ToolResultBlock:
-        output = item.output if isinstance(item.output, str) else parts_in(item.output, "input")
-        fields = _rest(item)
+    def _output(self, item: dict[str, Any]) -> dict[str, Any]:
+        output, call_id = item["output"], item["call_id"]
+        fields = _rest(item, "output")
         named = isinstance(fields.get("name"), str)
         if named:  # the item's own ``name`` (openai 3.x); otherwise the name of the call it answers
             del fields["name"]
-        known = self.calls.get(item.call_id)
-        return ToolResultBlock(
-            call_id=item.call_id, name=item.name if named else known[0] if known else None, output=output,
+        known = self.calls.get(call_id)
+        return {
+            "kind": "tool_result", "call_id": call_id, "name": item["name"] if named else known[0] if known else None,
+            "output": output if isinstance(output, str) else parts_in(output, "input"),
             # the kind is always noted: a function_call_output may answer a custom call, or none
-            extras=_own(type="custom" if item.type == "custom_tool_call_output" else "function", name=named,
-                        fields=fields or None),
-        )
+            "extras": _own(type="custom" if item["type"] == "custom_tool_call_output" else "function", name=named,
+                           fields=fields or None),
+        }
 
     @staticmethod
-    def _reasoning(item: Reasoning) -> ReasoningBlock:
+    def _reasoning(item: dict[str, Any]) -> dict[str, Any]:
         """Text from the summary (or, without one, the raw reasoning text); the parts as given
         where that text would not give them back, and ``encrypted_content`` as the opaque data."""
-        dumped = item.model_dump(exclude_unset=True)
-        summary, content = [p.text for p in item.summary], [p.text for p in item.content or []]
+        summary = [p["text"] for p in item["summary"]]
+        content = [p["text"] for p in item.get("content") or ()]
+        encrypted = item.get("encrypted_content")
         text = "\n\n".join(summary if summary or not content else content)
-        fields = _rest(item)
+        fields = _rest(item, "reasoning")
         for key in ("content", "encrypted_content"):  # kept as given: the text does not say them
-            if key in dumped and (key == "content" or item.encrypted_content is None):
-                fields[key] = dumped[key]
-        return ReasoningBlock(
-            text=text, data=item.encrypted_content, redacted=not text and item.encrypted_content is not None,
-            extras=_own(fields=fields,
-                        summary=dumped["summary"] if dumped["summary"] != summary_of(text) else None),
-        )
+            if key in item and (key == "content" or encrypted is None):
+                fields[key] = item[key]
+        return {"kind": "reasoning", "text": text, "data": encrypted, "redacted": not text and encrypted is not None,
+                "extras": _own(fields=fields,
+                               summary=item["summary"] if item["summary"] != summary_of(text) else None)}
 
 
 def summary_of(text: str) -> list[dict[str, Any]]:
@@ -421,7 +430,7 @@ def to_canonical(data: Any) -> list[Message]:
     reader = _Reader()
     for item in validate(ITEMS, raw, NAME):
         reader.item(item)
-    return reader.messages
+    return made(reader.messages)
 
 
 # --- detection ------------------------------------------------------------------------
