@@ -22,101 +22,115 @@ from datetime import datetime
 from typing import Annotated, Any, Literal, TypeAlias, TypeVar, Union
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, with_config
+from typing_extensions import NotRequired, TypedDict
 
 from ..errors import SchemaError
 from ..lean import Call, Plain, Result, Writable, bare_arguments, same_json
-from ..model import (BLOCK, AudioBlock, Block, ImageBlock, Message, ReasoningBlock, ToolCallBlock,
-                     ToolResultBlock, Usage, VideoBlock)
+from ..model import BLOCK, Block, Message, Usage
 from ._common import (CARRY_KEY, b64decode_exact, made, message_list, notes_bag, parse_data_uri, restore,
-                      unknown_fields, validate_others)
+                      unknown_keys, validate_others)
 
 NAME = "agentscope"
 
 
-class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
+_OPEN = ConfigDict(extra="allow")
+
+# The source models are TypedDicts: validated in pydantic-core, they are dicts, read without a model object
+# a part (see the Anthropic reader).
 
 
-class TextPart(_Open):
+@with_config(_OPEN)
+class TextPart(TypedDict):
     type: Literal["text"]
     text: str
 
 
-class ThinkingPart(_Open):
+@with_config(_OPEN)
+class ThinkingPart(TypedDict):
     type: Literal["thinking"]
     thinking: str
 
 
-class URLSource(_Open):
+@with_config(_OPEN)
+class URLSource(TypedDict):
     type: Literal["url"]
     url: str
 
 
-class Base64Source(_Open):
+@with_config(_OPEN)
+class Base64Source(TypedDict):
     type: Literal["base64"]
     media_type: str
     data: str
 
 
-class MediaPart(_Open):
+@with_config(_OPEN)
+class MediaPart(TypedDict):
     type: Literal["image", "audio", "video"]
     source: Annotated[Union[URLSource, Base64Source], Field(discriminator="type")]
 
 
-class ToolUsePart(_Open):
+@with_config(_OPEN)
+class ToolUsePart(TypedDict):
     type: Literal["tool_use"]
     id: str
     name: str
     input: dict[str, Any]
-    raw_input: str | None = None
+    raw_input: NotRequired[str | None]
 
 
-class ToolResultPart(_Open):
+@with_config(_OPEN)
+class ToolResultPart(TypedDict):
     type: Literal["tool_result"]
     id: str
-    name: str | None = None  # required in Python 1.x; Java writes null for an error made without a name
+    name: NotRequired[str | None]  # required in Python 1.x; Java writes null for an error made without a name
     output: str | list[Annotated[Union[TextPart, MediaPart], Field(discriminator="type")]]
 
-    @model_validator(mode="before")
-    @classmethod
-    def _seed_id(cls, data: Any) -> Any:
-        """The seed's Java builder names the call id ``toolUseId``."""
-        if isinstance(data, dict) and "id" not in data and "toolUseId" in data:
-            return {**data, "id": data["toolUseId"]}
-        return data
+
+def _seed_id(data: Any) -> Any:
+    """The seed's Java builder names a result's call id ``toolUseId``."""
+    if isinstance(data, dict) and "id" not in data and "toolUseId" in data:
+        return {**data, "id": data["toolUseId"]}
+    return data
 
 
 Part = Annotated[
-    Union[TextPart, ThinkingPart, MediaPart, ToolUsePart, ToolResultPart], Field(discriminator="type")
+    Union[TextPart, ThinkingPart, MediaPart, ToolUsePart, Annotated[ToolResultPart, BeforeValidator(_seed_id)]],
+    Field(discriminator="type"),
 ]
 
 
-class Msg(_Open):
+@with_config(_OPEN)
+class Msg(TypedDict):
     name: str | None
     role: Literal["user", "assistant", "system", "USER", "ASSISTANT", "SYSTEM", "TOOL"]
-    content: str | list[Part]
-    metadata: dict[str, Any] | None = None
-    timestamp: str | None = None
-    id: str | None = None
+    content: str | list[Part]  # type: ignore[valid-type]
+    metadata: NotRequired[dict[str, Any] | None]
+    timestamp: NotRequired[str | None]
+    id: NotRequired[str | None]
 
 
+_KEYS = {"text": frozenset(TextPart.__annotations__), "thinking": frozenset(ThinkingPart.__annotations__),
+         "media": frozenset(MediaPart.__annotations__), "tool_use": frozenset(ToolUsePart.__annotations__),
+         "tool_result": frozenset(ToolResultPart.__annotations__), "msg": frozenset(Msg.__annotations__),
+         "url": frozenset(URLSource.__annotations__), "base64": frozenset(Base64Source.__annotations__)}
+"""The declared keys of each part type (media: "media"), source type and a Msg."""
 MESSAGES = TypeAdapter(list[Msg])
 _JAVA_ROLES = {"USER": "user", "ASSISTANT": "assistant", "SYSTEM": "system", "TOOL": "system"}
 _ROLES_IN = {"user": "user", "assistant": "assistant", "system": "system", **_JAVA_ROLES}
 """The canonical role of a message's blocks other than tool results (those make a ``tool`` message)."""
 _ROLE_OUT = {"user": "user", "assistant": "assistant", "system": "system", "tool": "system"}
 _PY_ROLES = {"user", "assistant", "system"}
-_MEDIA_IN = {"image": ImageBlock, "audio": AudioBlock, "video": VideoBlock}
 _OUTPUT_KINDS = {"text", "image", "audio", "video"}
 Patch: TypeAlias = "dict[str, Any] | None"
 Written: TypeAlias = "tuple[dict[str, Any], Patch]"
 T = TypeVar("T")
 
 
-def _unknown(model: BaseModel) -> dict[str, Any]:
+def _unknown(value: dict[str, Any], of: str) -> dict[str, Any]:
     """Keys the canonical model has no field for: unknown ones, and known ones given as null."""
-    fields = unknown_fields(model)
+    fields = unknown_keys(value, _KEYS[of])
     return {"fields": fields} if fields else {}
 
 
@@ -155,43 +169,47 @@ def _runs(items: list[T], is_result: Callable[[T], bool], grouped: bool = True) 
 # --- to canonical ----------------------------------------------------------------------
 
 
-def _media_in(part: MediaPart, java: bool) -> Block:
-    own, src, cls = _unknown(part), part.source, _MEDIA_IN[part.type]
-    if src.model_extra:
-        own["source"] = dict(src.model_extra)
-    if isinstance(src, URLSource):
-        decoded = parse_data_uri(src.url)
+def _media_in(part: dict[str, Any], java: bool) -> dict[str, Any]:
+    own, src, kind = _unknown(part, "media"), part["source"], part["type"]
+    if not src.keys() <= _KEYS[src["type"]]:
+        own["source"] = {k: v for k, v in src.items() if k not in _KEYS[src["type"]]}
+    if src["type"] == "url":
+        decoded = parse_data_uri(src["url"])
         if decoded is None:
-            return cls(url=src.url, extras=_own(java, own))
-        return cls(media_type=decoded[0], data=decoded[1], extras=_own(java, own, data_uri=True))
-    data = b64decode_exact(src.data)  # kept as given when not canonical base64
-    raw = src.data if data is None else None
-    return cls(media_type=src.media_type, data=data, extras=_own(java, own, raw=raw))
+            return {"kind": kind, "url": src["url"], "extras": _own(java, own)}
+        return {"kind": kind, "media_type": decoded[0], "data": decoded[1], "extras": _own(java, own, data_uri=True)}
+    data = b64decode_exact(src["data"])  # kept as given when not canonical base64
+    raw = src["data"] if data is None else None
+    return {"kind": kind, "media_type": src["media_type"], "data": data, "extras": _own(java, own, raw=raw)}
 
 
-def _tool_use_in(part: ToolUsePart, java: bool) -> Block:
-    raw = part.raw_input
-    if raw is None and java and isinstance((part.model_extra or {}).get("content"), str):
-        raw = part.model_extra["content"]  # Java keeps the model's raw argument string in `content`
-    return ToolCallBlock(call_id=part.id, name=part.name, arguments=part.input, arguments_raw=raw,
-                         extras=_own(java, _unknown(part)))
+def _tool_use_in(part: dict[str, Any], java: bool) -> dict[str, Any]:
+    raw = part.get("raw_input")
+    if raw is None and java and isinstance(part.get("content"), str):
+        raw = part["content"]  # Java keeps the model's raw argument string in `content`
+    return {"kind": "tool_call", "call_id": part["id"], "name": part["name"], "arguments": part["input"],
+            "arguments_raw": raw, "extras": _own(java, _unknown(part, "tool_use"))}
 
 
-def _tool_result_in(part: ToolResultPart, java: bool) -> Block:
-    output = part.output if isinstance(part.output, str) else [_part_in(p, java) for p in part.output]
-    return ToolResultBlock(call_id=part.id, name=part.name, output=output, extras=_own(java, _unknown(part)),
-                           is_error=java and (part.model_extra or {}).get("state") == "error")
+def _tool_result_in(part: dict[str, Any], java: bool) -> dict[str, Any]:
+    output = part["output"]
+    return {"kind": "tool_result", "call_id": part["id"], "name": part.get("name"),
+            "output": output if isinstance(output, str) else [_part_in(p, java) for p in output],
+            "extras": _own(java, _unknown(part, "tool_result")), "is_error": java and part.get("state") == "error"}
 
 
-_PARTS_IN: dict[type, Callable[[Any, bool], Block]] = {
-    TextPart: lambda p, java: {"kind": "text", "text": p.text, "extras": _own(java, _unknown(p))},  # validated later
-    ThinkingPart: lambda p, java: ReasoningBlock(text=p.thinking, extras=_own(java, _unknown(p))),
-    MediaPart: _media_in, ToolUsePart: _tool_use_in, ToolResultPart: _tool_result_in,
+_PARTS_IN: dict[str, Callable[[Any, bool], dict[str, Any]]] = {
+    "text": lambda p, java: {"kind": "text", "text": p["text"], "extras": _own(java, _unknown(p, "text"))},
+    "thinking": lambda p, java: {"kind": "reasoning", "text": p["thinking"],
+                                 "extras": _own(java, _unknown(p, "thinking"))},
+    "image": _media_in, "audio": _media_in, "video": _media_in, "tool_use": _tool_use_in,
+    "tool_result": _tool_result_in,
 }
+"""A part's canonical block, as fields (validated with the messages, ``made``), by its type."""
 
 
-def _part_in(part: BaseModel, java: bool) -> Block:
-    return _PARTS_IN[type(part)](part, java)
+def _part_in(part: dict[str, Any], java: bool) -> dict[str, Any]:
+    return _PARTS_IN[part["type"]](part, java)
 
 
 def _java_usage(raw: Any) -> Usage | None:
@@ -202,24 +220,29 @@ def _java_usage(raw: Any) -> Usage | None:
                  total_tokens=ints.get("totalTokens"))
 
 
-def _split(m: Msg, java: bool, metadata: dict[str, Any], blocks: list[Block]) -> list[dict[str, Any]]:
+def _is_result(block: Any) -> bool:
+    return (block["kind"] if block.__class__ is dict else block.kind) == "tool_result"
+
+
+def _split(m: dict[str, Any], java: bool, metadata: dict[str, Any], blocks: list[Any]) -> list[dict[str, Any]]:
     """One canonical message per run of tool results or other blocks; the first holds the
     message's own fields, the others say they continue it."""
-    created = _parse_time(m.timestamp) if m.timestamp is not None else None
+    timestamp, source = m.get("timestamp"), m["role"]
+    created = _parse_time(timestamp) if timestamp is not None else None
     shape = {
-        "content": "str" if isinstance(m.content, str) else None,
-        "timestamp": m.timestamp if created is None or _timestamp(created) != m.timestamp else None,
-        "metadata": "absent" if "metadata" not in m.model_fields_set else None,
+        "content": "str" if isinstance(m["content"], str) else None,
+        "timestamp": timestamp if created is None or _timestamp(created) != timestamp else None,
+        "metadata": "absent" if "metadata" not in m else None,
     }
-    usage = _java_usage((m.model_extra or {}).get("usage")) if java else None
+    usage = _java_usage(m.get("usage")) if java else None
     out = []
-    for k, (is_result, run) in enumerate(_runs(blocks, lambda b: isinstance(b, ToolResultBlock))):
-        role = "tool" if is_result else _ROLES_IN[m.role]
+    for k, (is_result, run) in enumerate(_runs(blocks, _is_result)):
+        role = "tool" if is_result else _ROLES_IN[source]
         markers = shape if k == 0 else {"continues": True, "timestamp": shape["timestamp"]}
-        extras = _own(java, _unknown(m) if k == 0 else {}, **markers, grouped=is_result and len(run) > 1)
-        first = {"external_id": m.id, "metadata": metadata, "usage": usage} if k == 0 else {}
-        out.append({"role": role, "content": run, "source_role": None if m.role == role else m.role,
-                    "name": m.name, "source_format": NAME, "created_at": created, "extras": extras, **first})
+        extras = _own(java, _unknown(m, "msg") if k == 0 else {}, **markers, grouped=is_result and len(run) > 1)
+        first = {"external_id": m.get("id"), "metadata": metadata, "usage": usage} if k == 0 else {}
+        out.append({"role": role, "content": run, "source_role": None if source == role else source,
+                    "name": m["name"], "source_format": NAME, "created_at": created, "extras": extras, **first})
     return out  # fields: validated with the others, in one call
 
 
@@ -347,10 +370,10 @@ def _read(data: Any, lean: bool) -> list[Writable]:
         payload: dict[str, Any] = {}  # a plain item's (an unnamed message's) is read already
         if p is None:
             m = next(parsed)
-            java = m.role in _JAVA_ROLES
-            metadata = dict(m.metadata or {})
+            java = m["role"] in _JAVA_ROLES
+            metadata = dict(m.get("metadata") or {})
             payload = metadata.pop(CARRY_KEY) if isinstance(metadata.get(CARRY_KEY), dict) else {}
-            content = [TextPart(type="text", text=m.content)] if isinstance(m.content, str) else m.content
+            content = [{"type": "text", "text": m["content"]}] if isinstance(m["content"], str) else m["content"]
             blocks = [_part_in(part, java) for part in content]
             if payload.get("patch"):
                 blocks = _patched(blocks, payload["patch"], index)
