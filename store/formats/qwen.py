@@ -26,50 +26,59 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic import BaseModel, ConfigDict, TypeAdapter, with_config
+from typing_extensions import NotRequired, TypedDict
 
 from ..errors import SchemaError
 from ..lean import Call, Plain, Result, Writable, bare_arguments
 from ..model import (
     BLOCK, AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
-    ToolResultBlock, VideoBlock,
+    VideoBlock,
 )
-from ._common import CARRY_KEY, message_list, parse_data_uri, parse_json, restore, validate_others
+from ._common import CARRY_KEY, made, message_list, parse_data_uri, parse_json, restore, validate_others
 
 NAME = "qwen"
 
+_OPEN = ConfigDict(extra="allow")
+"""qwen-agent's models allow keys they do not declare: kept (``extras["qwen"]["fields"]``)."""
 
-class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
+# The source models are TypedDicts: validated in pydantic-core, they are dicts, read without a model object
+# an item (see the Anthropic reader).
 
 
-class ContentItem(_Open):
+@with_config(_OPEN)
+class ContentItem(TypedDict):
     """Exactly one of the five fields (``text`` may be empty, the others not): :func:`_item_kind`
     checks that outside pydantic, where a model validator would cost a third of the import time."""
 
-    text: str | None = None
-    image: str | None = None
-    file: str | None = None
-    audio: str | dict[str, Any] | None = None
-    video: str | list[Any] | None = None
+    text: NotRequired[str | None]
+    image: NotRequired[str | None]
+    file: NotRequired[str | None]
+    audio: NotRequired[str | dict[str, Any] | None]
+    video: NotRequired[str | list[Any] | None]
 
 
-class FunctionCall(_Open):
+@with_config(_OPEN)
+class FunctionCall(TypedDict):
     name: str
     arguments: str
 
 
-class QwenMessage(_Open):
+@with_config(_OPEN)
+class QwenMessage(TypedDict):
     role: Literal["system", "user", "assistant", "function"]
     content: str | list[ContentItem] | None
-    reasoning_content: str | list[ContentItem] | None = None
-    name: str | None = None
-    function_call: FunctionCall | None = None
-    extra: dict[str, Any] | None = None
+    reasoning_content: NotRequired[str | list[ContentItem] | None]
+    name: NotRequired[str | None]
+    function_call: NotRequired[FunctionCall | None]
+    extra: NotRequired[dict[str, Any] | None]
 
 
-class _Carried(_Open):
-    """Our own keys in ``extra["convstore"]``; the others are a :func:`_common.carry` payload."""
+class _Carried(BaseModel):
+    """Our own keys in ``extra["convstore"]``; the others are a :func:`_common.carry` payload. A model,
+    not a dict: validated only where a message carries notes, read as attributes."""
+
+    model_config = _OPEN
 
     split: bool = False
     """This message starts a new canonical message, though it would merge with the one before."""
@@ -83,6 +92,10 @@ MESSAGES = TypeAdapter(list[QwenMessage])
 CARRIED = TypeAdapter(_Carried)
 _NOTHING_CARRIED = _Carried()
 _OWN_KEYS = frozenset({"split", "join", "patch"})
+_ITEM_KEYS = frozenset(ContentItem.__annotations__)
+_CALL_KEYS = frozenset(FunctionCall.__annotations__)
+_MESSAGE_KEYS = frozenset(QwenMessage.__annotations__)
+"""The declared keys of an item, a call and a message; a value's others are its unknown ones."""
 
 Kind = Literal["reasoning", "content", "call"]
 _KINDS: dict[type, Kind] = {ToolCallBlock: "call", ReasoningBlock: "reasoning", TextBlock: "content"}
@@ -91,6 +104,8 @@ _MEDIA: dict[str, type[ImageBlock | FileBlock | AudioBlock | VideoBlock]] = {
 }
 _MEDIA_FIELD = {cls: name for name, cls in _MEDIA.items()}
 _NULLABLE = ("reasoning_content", "name", "function_call", "extra")
+_FIELD_OF: dict[str, Kind] = {"tool_call": "call", "reasoning": "reasoning", "text": "content"}
+""":data:`_KINDS` for a block's fields, by its kind."""
 
 
 def _own(**notes: Any) -> dict[str, Any]:
@@ -127,43 +142,52 @@ def _layout(kinds: list[Kind]) -> list[int]:
 
 
 # --- to canonical --------------------------------------------------------------
+# Canonical fields, validated in one call (``made``).
 
 
-def _media_in(cls: type, value: str, extras: dict[str, Any]) -> Block:
+def _extra(value: dict[str, Any], keys: frozenset[str]) -> dict[str, Any] | None:
+    """A validated value's unknown keys (a model's ``model_extra``), or None."""
+    return None if value.keys() <= keys else {k: v for k, v in value.items() if k not in keys}
+
+
+def _media_in(kind: str, value: str, extras: dict[str, Any]) -> dict[str, Any]:
     decoded = parse_data_uri(value)
     if decoded is None:
-        return cls(url=value, extras=extras)
-    return cls(media_type=decoded[0], data=decoded[1], extras=extras)
+        return {"kind": kind, "url": value, "extras": extras}
+    return {"kind": kind, "media_type": decoded[0], "data": decoded[1], "extras": extras}
 
 
-def _item_kind(item: ContentItem) -> str | None:
+def _item_kind(item: dict[str, Any]) -> str | None:
     """The one field an item holds, counted as qwen-agent counts; None for none or several."""
-    if item.text is not None:
-        return None if item.image or item.file or item.audio or item.video else "text"
-    given = [f for f in ("image", "file", "audio", "video") if getattr(item, f)]
+    if item.get("text") is not None:
+        media = item.get("image") or item.get("file") or item.get("audio") or item.get("video")
+        return None if media else "text"
+    given = [f for f in ("image", "file", "audio", "video") if item.get(f)]
     return given[0] if len(given) == 1 else None
 
 
-def _item_in(item: ContentItem, kind: str, reasoning: bool) -> Block:
-    value = getattr(item, kind)
-    notes: dict[str, Any] = {"fields": item.model_extra or None, "reasoning": reasoning and kind != "text"}
+def _item_in(item: dict[str, Any], kind: str, reasoning: bool) -> dict[str, Any]:
+    """An item's block; a media item's kind is its field's name."""
+    value = item[kind]
+    notes: dict[str, Any] = {"fields": _extra(item, _ITEM_KEYS), "reasoning": reasoning and kind != "text"}
     if kind == "text":
-        return (ReasoningBlock if reasoning else TextBlock)(text=value, extras=_own(**notes))
+        return {"kind": "reasoning" if reasoning else "text", "text": value, "extras": _own(**notes)}
     if isinstance(value, str):
-        return _media_in(_MEDIA[kind], value, _own(**notes))
+        return _media_in(kind, value, _own(**notes))
     if kind == "audio" and isinstance(value.get("data"), str):  # {"data": <uri>, "format": "wav"}
         rest = {k: v for k, v in value.items() if k != "data"}
-        return _media_in(AudioBlock, value["data"], _own(**notes, dict=rest))
-    return _MEDIA[kind](extras=_own(**notes, raw=value))  # video frames, or an audio dict without data
+        return _media_in("audio", value["data"], _own(**notes, dict=rest))
+    return {"kind": kind, "extras": _own(**notes, raw=value)}  # video frames, or an audio dict without data
 
 
-def _items_in(value: str | list[ContentItem] | None, index: int, reasoning: bool = False,
-              ) -> tuple[list[Block], str | None]:
+def _items_in(value: str | list[dict[str, Any]] | None, index: int, reasoning: bool = False,
+              ) -> tuple[list[dict[str, Any]], str | None]:
     """Blocks, and the form of the field where the blocks alone do not say it."""
+    plain = "reasoning" if reasoning else "text"  # only these would be written back as a string
     if value is None:
         return [], "null"
-    if isinstance(value, str):
-        return [ReasoningBlock(text=value)] if reasoning else [TextBlock(text=value)] if value else [], None
+    if isinstance(value, str):  # an empty reasoning is a block, an empty text none
+        return [{"kind": plain, "text": value}] if value or reasoning else [], None
     blocks = []
     for at, item in enumerate(value):
         kind = _item_kind(item)
@@ -172,8 +196,7 @@ def _items_in(value: str | list[ContentItem] | None, index: int, reasoning: bool
             why = "exactly one of 'text', 'image', 'file', 'audio' or 'video' must be given"
             raise SchemaError(NAME, [(index, where, why)])
         blocks.append(_item_in(item, kind, reasoning))
-    plain = ReasoningBlock if reasoning else TextBlock  # only these would be written back as a string
-    single = len(blocks) == 1 and type(blocks[0]) is plain and not blocks[0].extras
+    single = len(blocks) == 1 and blocks[0]["kind"] == plain and not blocks[0]["extras"]
     return blocks, "list" if not blocks or single else None
 
 
@@ -184,7 +207,8 @@ class _Part:
     index: int
     role: str
     name: str | None
-    blocks: list[Block]
+    blocks: list[dict[str, Any]]
+    """Canonical fields, validated with their message's (``made``)."""
     info: dict[str, Any]
     carried: dict[str, Any] | None = None
     split: bool = False
@@ -197,15 +221,16 @@ class _Part:
         """This part with its blocks."""
         if self.plain is None or self.blocks:
             return self
-        self.blocks = [BLOCK.validate_python(block) for block in self.plain.fields()["content"]]
+        self.blocks = self.plain.fields()["content"]
         return self
 
 
-def _fields(m: QwenMessage) -> dict[str, Any] | None:
+def _fields(m: dict[str, Any]) -> dict[str, Any] | None:
     """Unknown keys, and known ones given as null: kept as they were."""
-    nulls = {f: None for f in _NULLABLE if getattr(m, f) is None and f in m.model_fields_set} \
-        if len(m.model_fields_set) > 2 else {}
-    return {**m.model_extra, **nulls} if m.model_extra or nulls else None
+    extra = _extra(m, _MESSAGE_KEYS)
+    # role and content are always there: with no other key, none is null
+    nulls = {f: None for f in _NULLABLE if f in m and m[f] is None} if len(m) > 2 else {}
+    return {**(extra or {}), **nulls} if extra or nulls else None
 
 
 def _problem(index: int, path: str, exc: Exception) -> SchemaError:
@@ -222,13 +247,17 @@ def _carried_in(value: Any, index: int) -> tuple[_Carried, dict[str, Any]]:
     return own, {k: v for k, v in (own.model_extra or {}).items() if k not in _OWN_KEYS}
 
 
-def _patched(blocks: list[Block], patch: dict[int, dict[str, Any]], index: int) -> list[Block]:
+def _patched(blocks: list[dict[str, Any]], patch: dict[int, dict[str, Any]], index: int,
+             ) -> list[dict[str, Any]]:
+    """``blocks`` with the whole blocks a note kept, checked here for an error naming the note (their
+    fields are validated again with the message's, ``made``: a block's fields are all it has)."""
     for at, block in patch.items():
         if 0 <= at < len(blocks):
             try:
-                blocks[at] = BLOCK.validate_python(block)
+                BLOCK.validate_python(block)
             except pydantic.ValidationError as exc:
                 raise _problem(index, f"extra.{CARRY_KEY}.patch.{at}", exc) from None
+            blocks[at] = block
     return blocks
 
 
@@ -238,65 +267,67 @@ class _Reader:
     def __init__(self) -> None:
         self.pending: dict[str, list[str]] = {}
 
-    def part(self, m: QwenMessage, raw: dict[str, Any], index: int) -> _Part:
-        extra = dict(m.extra) if m.extra is not None else None
+    def part(self, m: dict[str, Any], raw: dict[str, Any], index: int) -> _Part:
+        given, call, role = m.get("extra"), m.get("function_call"), m["role"]
+        extra = dict(given) if given is not None else None
         function_id, own, carried = None, _NOTHING_CARRIED, None
         if extra is not None:
-            answers = m.function_call is not None or m.role == "function"
+            answers = call is not None or role == "function"
             if answers and isinstance(extra.get("function_id"), str):
                 function_id = extra.pop("function_id")
             if CARRY_KEY in extra:
                 own, carried = _carried_in(extra.pop(CARRY_KEY), index)
         info: dict[str, Any] = {
             # an empty ``extra`` is only worth noting when it was empty in the source
-            "extra": extra if extra or (extra is not None and not m.extra) else None,
+            "extra": extra if extra or (extra is not None and not given) else None,
             "fields": _fields(m),
         }
-        if m.role == "function":
+        if role == "function":
             block = self._result(m, raw, index, function_id, info, own.patch)
             return _Part(index, "tool", None, [block], {}, carried or None, own.split, own.join)
-        blocks, info["reasoning"] = _items_in(m.reasoning_content, index, reasoning=True) \
-            if m.reasoning_content is not None else ([], None)
-        content, info["content"] = _items_in(m.content, index)
+        reasoning = m.get("reasoning_content")
+        blocks, info["reasoning"] = _items_in(reasoning, index, reasoning=True) \
+            if reasoning is not None else ([], None)
+        content, info["content"] = _items_in(m["content"], index)
         blocks += content
-        if m.function_call is not None:
-            blocks.append(self._call(m.function_call, function_id, index))
+        if call is not None:
+            blocks.append(self._call(call, function_id, index))
         if own.patch:
             blocks = _patched(blocks, own.patch, index)
-        for block in blocks if m.function_call is not None or own.patch else ():
-            if isinstance(block, ToolCallBlock):
-                self.pending.setdefault(block.name, []).append(block.call_id)
+        for block in blocks if call is not None or own.patch else ():
+            if block["kind"] == "tool_call":
+                self.pending.setdefault(block["name"], []).append(block["call_id"])
         info = {k: v for k, v in info.items() if v is not None}
-        return _Part(index, m.role, m.name, blocks, info, carried or None, own.split, own.join)
+        return _Part(index, role, m.get("name"), blocks, info, carried or None, own.split, own.join)
 
     @staticmethod
-    def _call(fc: FunctionCall, function_id: str | None, index: int) -> ToolCallBlock:
-        arguments, error = parse_json(fc.arguments)
-        return ToolCallBlock(
-            call_id=function_id if function_id is not None else f"call_qwen_{index}",
-            name=fc.name, arguments=arguments, arguments_raw=fc.arguments, parse_error=error,
-            call_id_synthesized=function_id is None, extras=_own(fields=fc.model_extra or None),
-        )
+    def _call(fc: dict[str, Any], function_id: str | None, index: int) -> dict[str, Any]:
+        arguments, error = parse_json(fc["arguments"])
+        call_id = function_id if function_id is not None else f"call_qwen_{index}"
+        return {"kind": "tool_call", "call_id": call_id, "name": fc["name"], "arguments": arguments,
+                "arguments_raw": fc["arguments"], "parse_error": error,
+                "call_id_synthesized": function_id is None, "extras": _own(fields=_extra(fc, _CALL_KEYS))}
 
-    def _result(self, m: QwenMessage, raw: dict[str, Any], index: int, function_id: str | None,
-                info: dict[str, Any], patch: dict[int, dict[str, Any]]) -> Block:
-        blocks, form = _items_in(m.content, index)
-        output = m.content if isinstance(m.content, str) else "" if m.content is None else blocks
+    def _result(self, m: dict[str, Any], raw: dict[str, Any], index: int, function_id: str | None,
+                info: dict[str, Any], patch: dict[int, dict[str, Any]]) -> dict[str, Any]:
+        content, name = m["content"], m.get("name")
+        blocks, form = _items_in(content, index)
+        output = content if isinstance(content, str) else "" if content is None else blocks
         # A function message has no place for reasoning or a call: keep them as given.
         odd = {f: raw[f] for f in ("reasoning_content", "function_call") if raw.get(f) is not None}
         if function_id is None and 0 not in patch:
-            call_id = self._answer(m.name) or f"call_qwen_{index}"
+            call_id = self._answer(name) or f"call_qwen_{index}"
         else:
             call_id = function_id or f"call_qwen_{index}"
         fields = {**(info["fields"] or {}), **odd} or None
-        block: Block = ToolResultBlock(call_id=call_id, name=m.name, output=output, extras=_own(
+        block = {"kind": "tool_result", "call_id": call_id, "name": name, "output": output, "extras": _own(
             content="null" if form == "null" else None, extra=info["extra"], fields=fields,
-            no_id=function_id is None, anonymous=m.name is None,
-        ))
+            no_id=function_id is None, anonymous=name is None,
+        )}
         if patch:
             block = _patched([block], patch, index)[0]
         if function_id is not None or 0 in patch:
-            self._answered(getattr(block, "call_id", call_id), m.name)
+            self._answered(block.get("call_id", call_id), name)  # a patch of another kind has none
         return block
 
     def lean(self, plain: Plain, index: int) -> _Part:
@@ -318,10 +349,20 @@ class _Reader:
                 return
 
 
+def _field_of(block: dict[str, Any]) -> Kind:
+    """:func:`_kind` of a block's fields."""
+    kind = _FIELD_OF.get(block["kind"])
+    if kind is not None:
+        return kind
+    extras = block.get("extras")
+    own = extras.get(NAME) if extras else None
+    return "reasoning" if isinstance(own, dict) and own.get("reasoning") else "content"
+
+
 def _turn_extras(group: list[_Part]) -> dict[str, Any]:
     """``extras["qwen"]`` of a merged assistant turn: its split, unless it is qwen-agent's own."""
     sizes = [len(p.blocks) for p in group]
-    default = _layout([_kind(b) for p in group for b in p.blocks]) == sizes
+    default = _layout([_field_of(b) for p in group for b in p.blocks]) == sizes
     if default and len(group) == 1:
         return group[0].info
     if default and not any(p.info for p in group):
@@ -329,19 +370,41 @@ def _turn_extras(group: list[_Part]) -> dict[str, Any]:
     return {"parts": [{"n": n, **p.info} for n, p in zip(sizes, group)]}
 
 
-def _message(group: list[_Part]) -> Message:
+def _message(group: list[_Part]) -> dict[str, Any]:
+    """The canonical message of a group, as fields; what it carried is restored after ``made``
+    (:func:`_restored`)."""
     first = group[0]
     own = _turn_extras(group) if first.role == "assistant" else first.info
     # a carried source format (where the message came from before Qwen) wins over ours
     source = None if first.carried and "source_format" in first.carried else NAME
-    msg = Message(role=first.role, name=first.name, content=[b for p in group for b in p.blocks],
-                  source_format=source, extras={NAME: own} if own else {})
-    if not first.carried:
-        return msg
+    return {"role": first.role, "name": first.name, "content": [b for p in group for b in p.blocks],
+            "source_format": source, "extras": {NAME: own} if own else {}}
+
+
+def _restored(msg: Message, first: _Part) -> Message:
+    """``msg`` with the fields its first part carried; a malformed payload names that part's message."""
     try:
         return restore(msg, first.carried)
     except (KeyError, TypeError, ValueError) as exc:
         raise _problem(first.index, f"extra.{CARRY_KEY}", exc) from None
+
+
+def _validated(raw: list[Any], plain: list[Plain | None]) -> list[dict[str, Any]]:
+    """The items not plain, validated (:func:`_common.validate_others`), refused in the words of models."""
+    try:
+        return validate_others(MESSAGES, raw, plain, NAME)  # type: ignore[no-any-return]
+    except SchemaError as exc:
+        raise SchemaError(NAME, [(i, path, _words(path, why)) for i, path, why in exc.problems]) from None
+
+
+def _words(path: str, why: str) -> str:
+    """What pydantic says of a value not a dict where a model is (a message, an item of a list, a call):
+    a TypedDict says less, the reader's errors said this."""
+    if why != "Input should be a valid dictionary":
+        return why
+    model = "QwenMessage" if not path else "ContentItem" if path.endswith("]") else \
+        "FunctionCall" if path == "function_call" else None  # an ``extra`` not a dict: said as it is
+    return f"{why} or instance of {model}" if model else why
 
 
 def _merges(last: _Part, part: _Part) -> bool:
@@ -364,9 +427,11 @@ def to_writable(data: Any) -> list[Writable]:
 
 
 def _read(data: Any, lean: bool) -> list[Writable]:
+    """The messages, those not plain built as fields and validated in one call (``made``); carried
+    fields are restored after it, into the canonical messages."""
     raw = message_list(data, NAME)
     plain = [_plain_item(item) for item in raw] if lean else [None] * len(raw)
-    parsed = iter(validate_others(MESSAGES, raw, plain, NAME))
+    parsed = iter(_validated(raw, plain))
     reader = _Reader()
     groups: list[list[_Part]] = []
     for index, (p, r) in enumerate(zip(plain, raw)):
@@ -375,7 +440,11 @@ def _read(data: Any, lean: bool) -> list[Writable]:
             groups[-1].append(part)
         else:
             groups.append([part])
-    return [_plain_message(group) or _message([p.made() for p in group]) for group in groups]
+    out = made([_plain_message(group) or _message([p.made() for p in group]) for group in groups])
+    for at, group in enumerate(groups):
+        if group[0].carried:  # never a plain group: its parts carry nothing
+            out[at] = _restored(out[at], group[0])
+    return out
 
 
 _TEXT_ROLES = frozenset({"system", "user", "assistant"})
@@ -425,7 +494,7 @@ _NOT_QWEN = frozenset({"type", "tool_calls", "tool_call_id", "refusal", "content
 
 def _qwen_items(content: Any) -> bool:
     return not isinstance(content, list) or all(
-        isinstance(p, dict) and "type" not in p and any(f in p for f in ContentItem.model_fields)
+        isinstance(p, dict) and "type" not in p and any(f in p for f in _ITEM_KEYS)
         for p in content
     )
 
