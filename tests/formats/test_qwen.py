@@ -172,6 +172,31 @@ def test_schema_errors_name_index_and_path(data, index, path):
     assert f"message {index}" in str(info.value) and "qwen" in str(info.value)
 
 
+@pytest.mark.parametrize("data, path, model", [
+    ([{"role": "user", "content": "x"}, 5], "", "QwenMessage"),
+    ([{"role": "user", "content": ["x"]}], "content[0]", "ContentItem"),
+    ([{"role": "assistant", "content": "", "reasoning_content": [None]}], "reasoning_content[0]", "ContentItem"),
+    ([{"role": "assistant", "content": "", "function_call": "f()"}], "function_call", "FunctionCall"),
+    ([{"role": "user", "content": "x", "extra": "e"}], "extra", None),
+])
+def test_values_that_are_no_object_are_refused_in_a_models_words(data, path, model):
+    """The source models are TypedDicts, whose error says less than a model's: the reader says what the
+    models said."""
+    with pytest.raises(SchemaError) as info:
+        read(data, "qwen")
+    why = "Input should be a valid dictionary" + (f" or instance of {model}" if model else "")
+    assert info.value.problems[0][1:] == (path, why)
+
+
+def test_malformed_carried_fields_name_their_message():
+    """Carried fields are restored after every message is read and validated: the error still names its
+    message, not the first."""
+    data = [{"role": "user", "content": "ok"}, {"role": "assistant", "content": "a"},
+            {"role": "user", "content": "x", "extra": {"convstore": {"created_at": "soon"}}}]
+    with pytest.raises(SchemaError, match=r"message 2, field extra\.convstore: "):
+        read(data, "qwen")
+
+
 json_value = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
