@@ -389,24 +389,6 @@ def _restored(msg: Message, first: _Part) -> Message:
         raise _problem(first.index, f"extra.{CARRY_KEY}", exc) from None
 
 
-def _validated(raw: list[Any], plain: list[Plain | None]) -> list[dict[str, Any]]:
-    """The items not plain, validated (:func:`_common.validate_others`), refused in the words of models."""
-    try:
-        return validate_others(MESSAGES, raw, plain, NAME)  # type: ignore[no-any-return]
-    except SchemaError as exc:
-        raise SchemaError(NAME, [(i, path, _words(path, why)) for i, path, why in exc.problems]) from None
-
-
-def _words(path: str, why: str) -> str:
-    """What pydantic says of a value not a dict where a model is (a message, an item of a list, a call):
-    a TypedDict says less, the reader's errors said this."""
-    if why != "Input should be a valid dictionary":
-        return why
-    model = "QwenMessage" if not path else "ContentItem" if path.endswith("]") else \
-        "FunctionCall" if path == "function_call" else None  # an ``extra`` not a dict: said as it is
-    return f"{why} or instance of {model}" if model else why
-
-
 def _merges(last: _Part, part: _Part) -> bool:
     if part.role == "assistant":
         return last.role == "assistant" and last.name == part.name and not part.split
@@ -431,7 +413,7 @@ def _read(data: Any, lean: bool) -> list[Writable]:
     fields are restored after it, into the canonical messages."""
     raw = message_list(data, NAME)
     plain = [_plain_item(item) for item in raw] if lean else [None] * len(raw)
-    parsed = iter(_validated(raw, plain))
+    parsed = iter(validate_others(MESSAGES, raw, plain, NAME))
     reader = _Reader()
     groups: list[list[_Part]] = []
     for index, (p, r) in enumerate(zip(plain, raw)):

@@ -172,20 +172,19 @@ def test_schema_errors_name_index_and_path(data, index, path):
     assert f"message {index}" in str(info.value) and "qwen" in str(info.value)
 
 
-@pytest.mark.parametrize("data, path, model", [
-    ([{"role": "user", "content": "x"}, 5], "", "QwenMessage"),
-    ([{"role": "user", "content": ["x"]}], "content[0]", "ContentItem"),
-    ([{"role": "assistant", "content": "", "reasoning_content": [None]}], "reasoning_content[0]", "ContentItem"),
-    ([{"role": "assistant", "content": "", "function_call": "f()"}], "function_call", "FunctionCall"),
-    ([{"role": "user", "content": "x", "extra": "e"}], "extra", None),
+@pytest.mark.parametrize("data, path", [
+    ([{"role": "user", "content": "x"}, 5], ""),
+    ([{"role": "user", "content": ["x"]}], "content[0]"),
+    ([{"role": "assistant", "content": "", "reasoning_content": [None]}], "reasoning_content[0]"),
+    ([{"role": "assistant", "content": "", "function_call": "f()"}], "function_call"),
+    ([{"role": "user", "content": "x", "extra": "e"}], "extra"),
 ])
-def test_values_that_are_no_object_are_refused_in_a_models_words(data, path, model):
-    """The source models are TypedDicts, whose error says less than a model's: the reader says what the
-    models said."""
+def test_values_that_are_no_object_are_refused_where_they_are(data, path):
+    """A message, an item, a call or ``extra`` that is no object: refused, naming its message and field."""
     with pytest.raises(SchemaError) as info:
         read(data, "qwen")
-    why = "Input should be a valid dictionary" + (f" or instance of {model}" if model else "")
-    assert info.value.problems[0][1:] == (path, why)
+    index = 1 if len(data) == 2 else 0
+    assert info.value.problems[0] == (index, path, "Input should be a valid dictionary")
 
 
 def test_malformed_carried_fields_name_their_message():
