@@ -142,7 +142,8 @@ def unknown_fields(model: pydantic.BaseModel, skip: str | None = None) -> dict[s
     return {**(extra or {}), **nulls}
 
 
-def unknown_keys(value: dict[str, Any], keys: frozenset[str], skip: str | None = None) -> dict[str, Any] | None:
+def unknown_keys(value: dict[str, Any], keys: frozenset[str], skip: str | None = None,
+                 ) -> dict[str, Any] | None:
     """:func:`unknown_fields` of a source TypedDict's validated dict: its keys not among ``keys`` (its
     declared ones), then the declared ones given as null (``skip`` aside). Most values have neither: two
     tests in C."""

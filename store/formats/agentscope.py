@@ -96,7 +96,8 @@ def _seed_id(data: Any) -> Any:
 
 
 Part = Annotated[
-    Union[TextPart, ThinkingPart, MediaPart, ToolUsePart, Annotated[ToolResultPart, BeforeValidator(_seed_id)]],
+    Union[TextPart, ThinkingPart, MediaPart, ToolUsePart,
+          Annotated[ToolResultPart, BeforeValidator(_seed_id)]],
     Field(discriminator="type"),
 ]
 
@@ -177,7 +178,8 @@ def _media_in(part: dict[str, Any], java: bool) -> dict[str, Any]:
         decoded = parse_data_uri(src["url"])
         if decoded is None:
             return {"kind": kind, "url": src["url"], "extras": _own(java, own)}
-        return {"kind": kind, "media_type": decoded[0], "data": decoded[1], "extras": _own(java, own, data_uri=True)}
+        return {"kind": kind, "media_type": decoded[0], "data": decoded[1],
+                "extras": _own(java, own, data_uri=True)}
     data = b64decode_exact(src["data"])  # kept as given when not canonical base64
     raw = src["data"] if data is None else None
     return {"kind": kind, "media_type": src["media_type"], "data": data, "extras": _own(java, own, raw=raw)}
@@ -195,7 +197,8 @@ def _tool_result_in(part: dict[str, Any], java: bool) -> dict[str, Any]:
     output = part["output"]
     return {"kind": "tool_result", "call_id": part["id"], "name": part.get("name"),
             "output": output if isinstance(output, str) else [_part_in(p, java) for p in output],
-            "extras": _own(java, _unknown(part, "tool_result")), "is_error": java and part.get("state") == "error"}
+            "extras": _own(java, _unknown(part, "tool_result")),
+            "is_error": java and part.get("state") == "error"}
 
 
 _PARTS_IN: dict[str, Callable[[Any, bool], dict[str, Any]]] = {
@@ -224,7 +227,8 @@ def _is_result(block: Any) -> bool:
     return (block["kind"] if block.__class__ is dict else block.kind) == "tool_result"
 
 
-def _split(m: dict[str, Any], java: bool, metadata: dict[str, Any], blocks: list[Any]) -> list[dict[str, Any]]:
+def _split(m: dict[str, Any], java: bool, metadata: dict[str, Any], blocks: list[Any],
+           ) -> list[dict[str, Any]]:
     """One canonical message per run of tool results or other blocks; the first holds the
     message's own fields, the others say they continue it."""
     timestamp, source = m.get("timestamp"), m["role"]
@@ -239,10 +243,12 @@ def _split(m: dict[str, Any], java: bool, metadata: dict[str, Any], blocks: list
     for k, (is_result, run) in enumerate(_runs(blocks, _is_result)):
         role = "tool" if is_result else _ROLES_IN[source]
         markers = shape if k == 0 else {"continues": True, "timestamp": shape["timestamp"]}
-        extras = _own(java, _unknown(m, "msg") if k == 0 else {}, **markers, grouped=is_result and len(run) > 1)
+        extras = _own(java, _unknown(m, "msg") if k == 0 else {}, **markers,
+                      grouped=is_result and len(run) > 1)
         first = {"external_id": m.get("id"), "metadata": metadata, "usage": usage} if k == 0 else {}
         out.append({"role": role, "content": run, "source_role": None if source == role else source,
-                    "name": m["name"], "source_format": NAME, "created_at": created, "extras": extras, **first})
+                    "name": m["name"], "source_format": NAME, "created_at": created, "extras": extras,
+                    **first})
     return out  # fields: validated with the others, in one call
 
 
@@ -373,7 +379,9 @@ def _read(data: Any, lean: bool) -> list[Writable]:
             java = m["role"] in _JAVA_ROLES
             metadata = dict(m.get("metadata") or {})
             payload = metadata.pop(CARRY_KEY) if isinstance(metadata.get(CARRY_KEY), dict) else {}
-            content = [{"type": "text", "text": m["content"]}] if isinstance(m["content"], str) else m["content"]
+            content = m["content"]
+            if isinstance(content, str):
+                content = [{"type": "text", "text": content}]
             blocks = [_part_in(part, java) for part in content]
             if payload.get("patch"):
                 blocks = _patched(blocks, payload["patch"], index)

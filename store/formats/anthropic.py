@@ -196,11 +196,13 @@ _KEYS = {
     "text": frozenset(TextPart.__annotations__), "image": frozenset(ImagePart.__annotations__),
     "document": frozenset(DocumentPart.__annotations__), "thinking": frozenset(ThinkingPart.__annotations__),
     "redacted_thinking": frozenset(RedactedThinkingPart.__annotations__),
-    "tool_use": frozenset(ToolUsePart.__annotations__), "tool_result": frozenset(ToolResultPart.__annotations__),
+    "tool_use": frozenset(ToolUsePart.__annotations__),
+    "tool_result": frozenset(ToolResultPart.__annotations__),
 }
 """Each part type's declared keys; a part's others are its unknown ones."""
 _MESSAGE_KEYS = frozenset(ChatMessage.__annotations__)
-_SOURCE_KEYS = {"base64": frozenset(Base64Source.__annotations__), "text": frozenset(TextSource.__annotations__),
+_SOURCE_KEYS = {"base64": frozenset(Base64Source.__annotations__),
+                "text": frozenset(TextSource.__annotations__),
                 "url": frozenset(URLSource.__annotations__), "file": frozenset(FileSource.__annotations__)}
 
 
@@ -233,7 +235,8 @@ def _source_in(source: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         return {}, {"source": source}
     inner = _unknown(source, _SOURCE_KEYS[kind])
     if kind == "text":
-        return {"data": source["data"].encode(), "media_type": source["media_type"]}, {"inner": inner, "source": "text"}
+        media = {"data": source["data"].encode(), "media_type": source["media_type"]}
+        return media, {"inner": inner, "source": "text"}
     if kind == "base64":
         data = b64decode_exact(source["data"])  # else the string is kept as given
         raw = None if data is not None else source["data"]
@@ -254,7 +257,8 @@ def _image_in(part: dict[str, Any]) -> dict[str, Any]:
 
 def _document_in(part: dict[str, Any]) -> dict[str, Any]:
     media, notes = _source_in(part["source"])
-    return {"kind": "file", **media, "filename": part.get("title"), "extras": _extras(part, _KEYS["document"], **notes)}
+    return {"kind": "file", **media, "filename": part.get("title"),
+            "extras": _extras(part, _KEYS["document"], **notes)}
 
 
 def _thinking_in(part: dict[str, Any]) -> dict[str, Any]:
@@ -299,7 +303,8 @@ class _Reader:
             return block
         content, is_error, call_id = part.get("content"), part.get("is_error"), part["tool_use_id"]
         return {
-            "kind": "tool_result", "call_id": call_id, "name": self.names.get(call_id), "is_error": bool(is_error),
+            "kind": "tool_result", "call_id": call_id, "name": self.names.get(call_id),
+            "is_error": bool(is_error),
             "output": [_part_in(p) for p in content] if isinstance(content, list) else content or "",
             "extras": _extras(part, _KEYS["tool_result"], content="empty" if content == "" else None,
                               no_error=is_error is False),
@@ -360,7 +365,8 @@ def _read(data: Any, lean: bool) -> list[Writable]:
     out: list[Any] = []
     if request is not None and "system" in request:
         system = request["system"]
-        blocks = [{"kind": "text", "text": system}] if isinstance(system, str) else [_part_in(p) for p in system]
+        blocks = [{"kind": "text", "text": system}] if isinstance(system, str) \
+            else [_part_in(p) for p in system]
         out.append({"role": "system", "content": blocks, "source_format": NAME,
                     "extras": {} if isinstance(system, str) else {NAME: {"content": "list"}}})
     reader = _Reader()

@@ -111,10 +111,9 @@ DocentMessage = Annotated[
     SystemMessage | UserMessage | AssistantMessage | ToolMessage, Field(discriminator="role")
 ]
 MESSAGES = TypeAdapter(list[DocentMessage])
-_DECLARED = {"system": frozenset(SystemMessage.__annotations__), "user": frozenset(UserMessage.__annotations__),
-             "assistant": frozenset(AssistantMessage.__annotations__), "tool": frozenset(ToolMessage.__annotations__),
-             "text": frozenset(TextPart.__annotations__), "reasoning": frozenset(ReasoningPart.__annotations__),
-             "call": frozenset(ToolCall.__annotations__)}
+_DECLARED = {name: frozenset(model.__annotations__) for name, model in (
+    ("system", SystemMessage), ("user", UserMessage), ("assistant", AssistantMessage), ("tool", ToolMessage),
+    ("text", TextPart), ("reasoning", ReasoningPart), ("call", ToolCall))}
 """The declared keys of each message role, part type and a call; a value's others are its unknown ones."""
 
 
@@ -175,9 +174,11 @@ def _part_in(part: dict[str, Any]) -> dict[str, Any]:
 
 def _call_in(call: dict[str, Any]) -> dict[str, Any]:
     view = call.get("view")
-    return {"kind": "tool_call", "call_id": call["id"], "name": call["function"], "arguments": call["arguments"],
+    return {"kind": "tool_call", "call_id": call["id"], "name": call["function"],
+            "arguments": call["arguments"],
             "parse_error": call.get("parse_error"),
-            "extras": _own(fields=_extra(call, "call"), type=call.get("type"), view=view and {"title": None, **view},
+            "extras": _own(fields=_extra(call, "call"), type=call.get("type"),
+                           view=view and {"title": None, **view},
                            google_thought_signature=call.get("google_thought_signature"))}
 
 
@@ -242,8 +243,8 @@ class _Reader:
                 model, notes["tool_calls"] = m.get("model"), "empty" if calls == [] else None
             elif role == "user":
                 notes["tool_call_id"] = m.get("tool_call_id")
-        msg = {"role": marks.get("role", role), "content": content, "external_id": m.get("id"), "model": model,
-               "metadata": meta or {}, "source_format": NAME, "extras": _own(**notes)}
+        msg = {"role": marks.get("role", role), "content": content, "external_id": m.get("id"),
+               "model": model, "metadata": meta or {}, "source_format": NAME, "extras": _own(**notes)}
         return msg, marks
 
     def plain(self, msg: Plain) -> tuple[Plain, dict[str, Any]]:
@@ -338,7 +339,8 @@ def _read(data: Any, lean: bool) -> list[Writable]:
     parsed = validate_others(MESSAGES, raw, plain, NAME)
     warts = _has_warts(raw)  # Docent's own messages with warts are written back as they came
     if warts and any(plain):  # each message then notes the warts: none is plain (the plain ones are valid)
-        valid, rest = iter(MESSAGES.validate_python([d for d, p in zip(raw, plain) if p is not None])), iter(parsed)
+        valid = iter(MESSAGES.validate_python([d for d, p in zip(raw, plain) if p is not None]))
+        rest = iter(parsed)
         plain, parsed = [None] * len(raw), [next(rest) if p is None else next(valid) for p in plain]
     as_is = [warts] * len(raw)
     read: list[tuple[int, Writable, dict[str, Any]]] = []
@@ -355,11 +357,13 @@ def _read(data: Any, lean: bool) -> list[Writable]:
             parsed = validate_others(MESSAGES, expanded, plain, NAME)
         reader, each = _Reader(), iter(parsed)
         for index, stood in enumerate(plain):
-            msg, marks = reader.read(next(each), index, as_is[index]) if stood is None else reader.plain(stood)
+            msg, marks = reader.read(next(each), index, as_is[index]) if stood is None \
+                else reader.plain(stood)
             if join and _role(msg) == "tool" and _role(prev := read[-1][1]) == "tool":
                 if prev.__class__ is not dict:
                     read[-1] = (read[-1][0], prev := prev.fields(), read[-1][2])  # type: ignore[union-attr]
-                prev["content"] += (msg if msg.__class__ is dict else msg.fields())["content"]  # type: ignore[index, union-attr]
+                more = msg if msg.__class__ is dict else msg.fields()  # type: ignore[union-attr]
+                prev["content"] += more["content"]  # type: ignore[index]
                 join -= 1  # one canonical tool message, split on export
                 continue
             join = marks.get("join", 0)

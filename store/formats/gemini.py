@@ -211,9 +211,11 @@ class _Reader:
         key = present[0]
         reasoning = key == "text" and part.get("thought") is True
         skip = _REASONING_SKIP if reasoning else (key,)
-        fields = {k: v for k, v in part.items() if k not in skip} if len(part) > len(skip) or reasoning else None
+        others = len(part) > len(skip) or reasoning
+        fields = {k: v for k, v in part.items() if k not in skip} if others else None
         if reasoning:
-            return {"kind": "reasoning", "text": part["text"] or "", "signature": part.get("thought_signature"),
+            return {"kind": "reasoning", "text": part["text"] or "",
+                    "signature": part.get("thought_signature"),
                     "extras": _note(fields=fields or None)}
         return _PART_IN[key](self, part[key], fields or None, index, pos)
 
@@ -236,7 +238,8 @@ class _Reader:
         exit_code = _OUTCOMES.get(outcome or "")
         kept_outcome = outcome if outcome_out(exit_code) != outcome else None
         return {"kind": "code_result", "output": output or "", "exit_code": exit_code, "extras": _note(
-            fields=fields, inner=unknown_keys(result, _CODE_RESULT), outcome=kept_outcome, no_output=output is None)}
+            fields=fields, inner=unknown_keys(result, _CODE_RESULT), outcome=kept_outcome,
+            no_output=output is None)}
 
     def call(self, call: dict[str, Any], fields: Any, index: int, pos: int) -> dict[str, Any]:
         given, name, args = call.get("id"), call["name"], call.get("args")
@@ -277,7 +280,8 @@ class _Reader:
         out: list[dict[str, Any]] = []
         for results, run in groupby(blocks, key=_is_result):
             out.append({"role": "tool" if results else "user", "source_role": "user" if results else None,
-                        "content": list(run), "source_format": NAME, "extras": _note(joined=True) if out else head})
+                        "content": list(run), "source_format": NAME,
+                        "extras": _note(joined=True) if out else head})
         return out or [{"role": "user", "source_format": NAME, "extras": head}]
 
 
@@ -295,7 +299,8 @@ def _system_in(system: str | dict[str, Any]) -> dict[str, Any]:
     reader = _Reader()
     blocks = [reader.part(p, 0, pos) for pos, p in enumerate(system["parts"])]
     return {"role": "system", "content": blocks, "source_format": NAME,
-            "extras": _note(fields=unknown_keys(system, _SYSTEM, skip="role"), system_role=system.get("role"))}
+            "extras": _note(fields=unknown_keys(system, _SYSTEM, skip="role"),
+                            system_role=system.get("role"))}
 
 
 def to_canonical(data: Any) -> list[Message]:
@@ -362,7 +367,8 @@ def to_canonical_stream(chunks: Iterable[list[Any]]) -> Iterator[list[Message]]:
         yield made(out)
 
 
-_PART_KEYS = frozenset({*Part.__annotations__, *_OTHER_DATA, "video_metadata", "media_resolution", "part_metadata"})
+_PART_KEYS = frozenset({*Part.__annotations__, *_OTHER_DATA, "video_metadata", "media_resolution",
+                        "part_metadata"})
 
 
 def _looks_like_content(c: Any) -> bool:

@@ -263,7 +263,8 @@ def _reasoning_in(part: dict[str, Any]) -> BlockDict:
     if isinstance(extras, dict) and isinstance(extras.get("signature"), str):
         signature = extras["signature"]
         notes["fields"] = {**notes["fields"], "extras": {k: v for k, v in extras.items() if k != "signature"}}
-    return {"kind": "reasoning", "text": part.get("reasoning", ""), "signature": signature, "extras": _own(notes)}
+    return {"kind": "reasoning", "text": part.get("reasoning", ""), "signature": signature,
+            "extras": _own(notes)}
 
 
 _MEDIA = ("image", "audio", "video", "file")
@@ -301,7 +302,8 @@ def _part_in(part: str | dict[str, Any], index: int, pos: int, where: str) -> Bl
     return _PART_IN[kind](valid)
 
 
-def _content_in(data: dict[str, Any], index: int, where: str = "content") -> tuple[list[BlockDict], str | None]:
+def _content_in(data: dict[str, Any], index: int, where: str = "content",
+                ) -> tuple[list[BlockDict], str | None]:
     content = data["content"]
     if isinstance(content, str):
         return ([{"kind": "text", "text": content}] if content else []), None
@@ -430,7 +432,8 @@ class _Reader:
             call_id = pending.pop(0) if pending else f"function-{index}"
             return {"kind": "tool_result", "call_id": call_id, "name": name, "output": output}
         return {"kind": "tool_result", "call_id": m["tool_call_id"], "name": name, "output": output,
-                "is_error": m.get("status") == "error", "extras": _own({"list": True} if form == "list" else {})}
+                "is_error": m.get("status") == "error",
+                "extras": _own({"list": True} if form == "list" else {})}
 
 
 def _same_call(content: BlockDict, listed: BlockDict) -> bool:

@@ -18,7 +18,8 @@ from typing_extensions import NotRequired, TypedDict
 from ..errors import SchemaError
 from ..model import MESSAGES as CANONICAL
 from ..model import Message
-from ._common import StandIn, b64decode_exact, message_list, parse_data_uri, parse_json, unknown_keys, validate
+from ._common import (StandIn, b64decode_exact, message_list, parse_data_uri, parse_json, unknown_keys,
+                      validate)
 
 NAME = "openai"
 
@@ -223,7 +224,8 @@ def _file_in(part: dict[str, Any]) -> BlockDict:
     ref = part["file"]
     file_data = ref.get("file_data")
     decoded = parse_data_uri(file_data) if file_data else None
-    extras = _extras(part, "file", inner=_unknown(ref, "ref"), file_data=file_data if file_data and not decoded else None)
+    extras = _extras(part, "file", inner=_unknown(ref, "ref"),
+                     file_data=file_data if file_data and not decoded else None)
     return {
         "kind": "file", "file_id": ref.get("file_id"), "filename": ref.get("filename"),
         "media_type": decoded[0] if decoded else None, "data": decoded[1] if decoded else None, "extras": extras,
@@ -247,7 +249,8 @@ def _content_in(m: dict[str, Any]) -> tuple[list[BlockDict], str | None]:
 def _tool_call_in(call: dict[str, Any]) -> BlockDict:
     if call["type"] == "custom":
         custom = call["custom"]
-        return {"kind": "tool_call", "call_id": call["id"], "name": custom["name"], "arguments_raw": custom["input"],
+        return {"kind": "tool_call", "call_id": call["id"], "name": custom["name"],
+                "arguments_raw": custom["input"],
                 "extras": _extras(call, "call", type="custom", inner=_unknown(custom, "custom"))}
     function = call["function"]
     arguments, error = parse_json(function["arguments"])

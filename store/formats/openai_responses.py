@@ -220,7 +220,8 @@ _MAPPED: dict[str, frozenset[str]] = {
     "output": frozenset({"type", "call_id", "output"}),
     "reasoning": frozenset({"type", "summary", "content", "encrypted_content"}),
 }
-"""Keys each part type and item kind maps to canonical fields; every other key is kept as given (``fields``)."""
+"""Keys each part type and item kind maps to canonical fields; every other key is kept as given
+(``fields``)."""
 
 
 def _rest(value: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -343,7 +344,8 @@ class _Reader:
 
     def _message(self, item: dict[str, Any]) -> None:
         content, source = item["content"], item["role"]
-        blocks = [{"kind": "text", "text": content}] if isinstance(content, str) else parts_in(content, "input")
+        blocks = [{"kind": "text", "text": content}] if isinstance(content, str) \
+            else parts_in(content, "input")
         role = "system" if source == "developer" else source
         form = "list" if isinstance(content, list) else None
         self.messages.append({
@@ -373,8 +375,8 @@ class _Reader:
         # the same as the function call other formats make of it
         raw = item["input"] if custom else item["arguments"]
         arguments, error = parse_json(raw)
-        return {"kind": "tool_call", "call_id": call_id, "name": name, "arguments": arguments, "arguments_raw": raw,
-                "parse_error": error,
+        return {"kind": "tool_call", "call_id": call_id, "name": name, "arguments": arguments,
+                "arguments_raw": raw, "parse_error": error,
                 "extras": _own(type="custom" if custom else None, fields=_rest(item, item["type"]) or None)}
 
     def _output(self, item: dict[str, Any]) -> dict[str, Any]:
@@ -385,11 +387,12 @@ class _Reader:
             del fields["name"]
         known = self.calls.get(call_id)
         return {
-            "kind": "tool_result", "call_id": call_id, "name": item["name"] if named else known[0] if known else None,
+            "kind": "tool_result", "call_id": call_id,
+            "name": item["name"] if named else known[0] if known else None,
             "output": output if isinstance(output, str) else parts_in(output, "input"),
             # the kind is always noted: a function_call_output may answer a custom call, or none
-            "extras": _own(type="custom" if item["type"] == "custom_tool_call_output" else "function", name=named,
-                           fields=fields or None),
+            "extras": _own(type="custom" if item["type"] == "custom_tool_call_output" else "function",
+                           name=named, fields=fields or None),
         }
 
     @staticmethod
@@ -404,7 +407,8 @@ class _Reader:
         for key in ("content", "encrypted_content"):  # kept as given: the text does not say them
             if key in item and (key == "content" or encrypted is None):
                 fields[key] = item[key]
-        return {"kind": "reasoning", "text": text, "data": encrypted, "redacted": not text and encrypted is not None,
+        return {"kind": "reasoning", "text": text, "data": encrypted,
+                "redacted": not text and encrypted is not None,
                 "extras": _own(fields=fields,
                                summary=item["summary"] if item["summary"] != summary_of(text) else None)}
 

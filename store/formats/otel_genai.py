@@ -44,7 +44,8 @@ from typing_extensions import NotRequired, TypedDict
 from ..errors import SchemaError
 from ..lean import Plain, Result, Writable
 from ..model import Message
-from ._common import b64decode_exact, dump_json, made, note_first, parse_json, unknown_keys, validate, validate_others
+from ._common import (b64decode_exact, dump_json, made, note_first, parse_json, unknown_keys, validate,
+                      validate_others)
 
 NAME = "otel-genai"
 
@@ -225,8 +226,8 @@ class _Reader:
         if isinstance(args, str):  # arguments recorded as the model sent them: JSON text
             raw = args
             args, error = parse_json(raw)
-        return {"kind": "tool_call", "call_id": call_id, "name": part["name"], "arguments": args, "arguments_raw": raw,
-                "parse_error": error, "call_id_synthesized": given is None,
+        return {"kind": "tool_call", "call_id": call_id, "name": part["name"], "arguments": args,
+                "arguments_raw": raw, "parse_error": error, "call_id_synthesized": given is None,
                 "extras": note(fields=fields, raw=raw is not None)}
 
     def _response(self, part: dict[str, Any], fields: Any, index: int, pos: int) -> dict[str, Any]:
@@ -254,12 +255,14 @@ class _Reader:
         role = ROLES.get(source, "user")
         return {"role": role, "source_role": source if source != role else None, "name": m.get("name"),
                 "content": blocks, "source_format": NAME,
-                "extras": note(fields=unknown_keys(m, _MESSAGE), finish_reason=m.get("finish_reason"), output=output)}
+                "extras": note(fields=unknown_keys(m, _MESSAGE), finish_reason=m.get("finish_reason"),
+                               output=output)}
 
 
 _PART_IN = {"text": _Reader._text, "reasoning": _Reader._reasoning, "tool_call": _Reader._call,
             "tool_call_response": _Reader._response, "blob": _Reader._media, "file": _Reader._media,
-            "uri": _Reader._media, "server_tool_call": _Reader._server, "server_tool_call_response": _Reader._server}
+            "uri": _Reader._media, "server_tool_call": _Reader._server,
+            "server_tool_call_response": _Reader._server}
 """A known part's canonical block (as fields), by its type."""
 _CONTENT_TAGS = frozenset({"TextPart", "ReasoningPart", "BlobPart", "FilePart", "UriPart"})
 
@@ -279,7 +282,8 @@ def _media_in(part: dict[str, Any], fields: Any) -> dict[str, Any]:
     modality, mime_type, kind = part["modality"], part.get("mime_type"), part["type"]
     block = MODALITIES.get(modality) or next(
         (k for prefix, k in MEDIA_PREFIXES if (mime_type or "").startswith(prefix)), "file")
-    notes: dict[str, Any] = {"fields": fields, "modality": modality if modality != MODALITY_OUT[block] else None}
+    notes: dict[str, Any] = {"fields": fields,
+                             "modality": modality if modality != MODALITY_OUT[block] else None}
     media: dict[str, Any] = {"kind": block, "media_type": mime_type}
     if kind == "blob":
         media["data"] = b64decode_exact(part["content"])
@@ -309,7 +313,8 @@ def _server_in(part: dict[str, Any], fields: Any) -> dict[str, Any]:
     else:
         inner = part["server_tool_call_response"]
         outputs = inner.get("outputs")
-        if (inner["type"] == CODE_TOOL and isinstance(outputs, list) and len(outputs) == 1 and isinstance(outputs[0], dict)
+        if (inner["type"] == CODE_TOOL and isinstance(outputs, list) and len(outputs) == 1
+                and isinstance(outputs[0], dict)
                 and outputs[0].get("type") == "logs" and isinstance(outputs[0].get("logs"), str)):
             log = outputs[0]
             exit_code = inner.get("exit_code")
