@@ -83,14 +83,14 @@ def to_writable(data: Any) -> list[Writable]:
     models = [None if p is not None else next(parsed) for p in plain]
     if problems := [p for i, m in enumerate(models) if m is not None for p in _strays(m, i)]:
         raise SchemaError(NAME, problems)
-    reader, out = _Reader(), []
+    reader = _Reader()
     for p, m in zip(plain, models):
         if m is not None:
-            out.extend(reader.message(m))
+            reader.message(m)
         elif p.role == "tool":  # type: ignore[union-attr]
             p.name = reader.names.get(p.content[0].call_id)  # type: ignore[union-attr]  # as the reader names it
-            out.append(p)  # type: ignore[arg-type]
+            reader.read.append(p)
         else:
             reader.names.update((call.call_id, call.name) for call in p.content)  # type: ignore[union-attr]
-            out.append(p)  # type: ignore[arg-type]
-    return out
+            reader.read.append(p)
+    return reader.messages()

@@ -19,15 +19,16 @@ The writer is :mod:`._agent_framework_write`.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Tag, TypeAdapter, with_config
+from pydantic_core import PydanticCustomError
+from typing_extensions import NotRequired, TypedDict
 
 from ..errors import SchemaError
-from ..model import (BLOCK, AudioBlock, Block, DataBlock, ErrorBlock, FileBlock, ImageBlock, Message,
-                     ReasoningBlock, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock, Usage,
-                     UsageBlock, VideoBlock)
-from ._common import (CARRY_KEY, data_uri, dump_json, message_list, parse_data_uri, parse_json, restore,
+from ..model import BLOCK, AudioBlock, Block, FileBlock, ImageBlock, Message, Usage, VideoBlock
+from ._common import (CARRY_KEY, data_uri, dump_json, made, message_list, parse_data_uri, parse_json, restore,
                       validate)
 
 NAME = "agent-framework"
@@ -44,79 +45,89 @@ CONTENT_TYPES = frozenset({
 })
 """agent-framework-core 1.23's ``ContentType`` literal."""
 
+_OPEN = ConfigDict(extra="allow")
 
-class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
-class _Content(_Open):
-    type: str | None = None
-    additional_properties: dict[str, Any] | None = None
+# The source models are TypedDicts: validated in pydantic-core, they are dicts, read without a model object
+# a content (see the Anthropic reader).
 
 
+@with_config(_OPEN)
+class _Content(TypedDict):
+    type: NotRequired[str | None]
+    additional_properties: NotRequired[dict[str, Any] | None]
+
+
+@with_config(_OPEN)
 class TextContent(_Content):
-    text: str | None = None
+    text: NotRequired[str | None]
 
 
+@with_config(_OPEN)
 class ReasoningContent(_Content):
-    text: str | None = None
-    protected_data: str | None = None
+    text: NotRequired[str | None]
+    protected_data: NotRequired[str | None]
 
 
-class _MediaContent(_Content):
-    media_type: str | None = None
-    name: str | None = None
-    file_id: str | None = None
-
-
-class DataContent(_MediaContent):
+@with_config(_OPEN)
+class DataContent(_Content):
     """``data`` and ``uri`` contents; the seed's DataContent gives base64 ``data`` / ``base64`` instead."""
 
+    media_type: NotRequired[str | None]
+    name: NotRequired[str | None]
+    file_id: NotRequired[str | None]
     uri: str
 
-    @model_validator(mode="before")
-    @classmethod
-    def _seed_data(cls, value: Any) -> Any:
-        payload = value.get("data", value.get("base64")) if isinstance(value, dict) else None
-        if isinstance(payload, str) and "uri" not in value:
-            value = {k: v for k, v in value.items() if k not in ("data", "base64")}
-            value["uri"] = f"data:{value.get('media_type') or 'application/octet-stream'};base64,{payload}"
-        return value
+
+def _seed_data(value: Any) -> Any:
+    payload = value.get("data", value.get("base64")) if isinstance(value, dict) else None
+    if isinstance(payload, str) and "uri" not in value:
+        value = {k: v for k, v in value.items() if k not in ("data", "base64")}
+        value["uri"] = f"data:{value.get('media_type') or 'application/octet-stream'};base64,{payload}"
+    return value
 
 
-class HostedFileContent(_MediaContent):
+@with_config(_OPEN)
+class HostedFileContent(_Content):
+    media_type: NotRequired[str | None]
+    name: NotRequired[str | None]
     file_id: str
 
 
+@with_config(_OPEN)
 class FunctionCallContent(_Content):
     call_id: str
     name: str
-    arguments: str | dict[str, Any] | None = None
+    arguments: NotRequired[str | dict[str, Any] | None]
 
 
+@with_config(_OPEN)
 class FunctionResultContent(_Content):
     call_id: str
-    result: Any = None
-    items: list[AnyContent] | None = None
-    exception: str | None = None
+    result: NotRequired[Any]
+    items: NotRequired[list[AnyContent] | None]
+    exception: NotRequired[str | None]
 
 
+@with_config(_OPEN)
 class ErrorContent(_Content):
-    message: str | None = None
-    error_code: str | None = None
-    error_details: str | None = None
-    details: str | None = None  # the seed's name for error_details
+    message: NotRequired[str | None]
+    error_code: NotRequired[str | None]
+    error_details: NotRequired[str | None]
+    details: NotRequired[str | None]  # the seed's name for error_details
 
 
+@with_config(_OPEN)
 class UsageContent(_Content):
-    usage_details: dict[str, int | None] | None = None
-    details: dict[str, Any] | None = None  # the seed's UsageDetails (with additional_counts)
+    usage_details: NotRequired[dict[str, int | None] | None]
+    details: NotRequired[dict[str, Any] | None]  # the seed's UsageDetails (with additional_counts)
 
 
-class OtherContent(_Content):
+@with_config(_OPEN)
+class OtherContent(TypedDict):
     """Any other content type of the package (approvals, hosted tools, ...), kept as data."""
 
     type: str
+    additional_properties: NotRequired[dict[str, Any] | None]
 
 
 _ALIASES = {  # the seed's MEAI class names
@@ -156,7 +167,7 @@ AnyContent = Annotated[
         Annotated[str, Tag("str")],
         Annotated[TextContent, Tag("TextContent")],
         Annotated[ReasoningContent, Tag("ReasoningContent")],
-        Annotated[DataContent, Tag("DataContent")],
+        Annotated[DataContent, BeforeValidator(_seed_data), Tag("DataContent")],
         Annotated[HostedFileContent, Tag("HostedFileContent")],
         Annotated[FunctionCallContent, Tag("FunctionCallContent")],
         Annotated[FunctionResultContent, Tag("FunctionResultContent")],
@@ -168,32 +179,51 @@ AnyContent = Annotated[
                   custom_error_message="not a content: expected a string or an object whose `type` is one of "
                                        "agent-framework's content types"),
 ]
-FunctionResultContent.model_rebuild()
+_KEYS = {m.__name__: frozenset(m.__annotations__) for m in (
+    TextContent, ReasoningContent, DataContent, HostedFileContent, FunctionCallContent, FunctionResultContent,
+    ErrorContent, UsageContent, OtherContent)}
+"""Each content model's declared keys (by its tag); a content's others are its unknown ones."""
 
 
-class RoleObject(_Open):
-    """Pre-1.0 releases serialized the role as ``{"type": "role", "value": "user"}``."""
+class RoleObject(BaseModel):
+    """Pre-1.0 releases serialized the role as ``{"type": "role", "value": "user"}``. A model, not a
+    TypedDict: the role's errors are worded and located as they were (a rare shape: no time to save)."""
 
+    model_config = _OPEN
     value: str
 
 
-class AFMessage(_Open):
-    type: Literal["message", "chat_message"] | None = None
+@with_config(_OPEN)
+class AFMessage(TypedDict):
+    type: NotRequired[Literal["message", "chat_message"] | None]
     role: str | RoleObject
-    contents: list[AnyContent] | str | None = None  # the package reads a lone string as one text
-    author_name: str | None = None
-    author: str | None = None  # the seed's name for author_name
-    message_id: str | None = None
-    additional_properties: dict[str, Any] | None = None
+    contents: NotRequired[list[AnyContent] | str | None]  # the package reads a lone string as one text
+    author_name: NotRequired[str | None]
+    author: NotRequired[str | None]  # the seed's name for author_name
+    message_id: NotRequired[str | None]
+    additional_properties: NotRequired[dict[str, Any] | None]
 
 
-MESSAGES = TypeAdapter(list[AFMessage])
+def _an_object(value: Any) -> Any:
+    """A message that is no object is refused in the words of the model it once was."""
+    if value.__class__ is dict or isinstance(value, Mapping):
+        return value
+    raise PydanticCustomError("model_type", "Input should be a valid dictionary or instance of AFMessage")
+
+
+MESSAGES = TypeAdapter(list[Annotated[AFMessage, BeforeValidator(_an_object)]])
+_AF_KEYS = frozenset(AFMessage.__annotations__)
 
 _ROLES = {"system": "system", "user": "user", "assistant": "assistant", "tool": "tool", "developer": "system"}
 _MEDIA_KINDS = {"image": ImageBlock, "audio": AudioBlock, "video": VideoBlock}
 _WILDCARD_TYPES = {
     "image": "image/*", "audio": "audio/*", "video": "video/*", "file": "application/octet-stream",
 }
+
+
+def _media_kind(media_type: str | None) -> str:
+    kind = (media_type or "").split("/", 1)[0]
+    return kind if kind in _MEDIA_KINDS else "file"
 
 
 def _media_class(media_type: str | None) -> type[ImageBlock | AudioBlock | VideoBlock | FileBlock]:
@@ -208,14 +238,15 @@ def _own(fields: dict[str, Any] | None = None, **found: Any) -> dict[str, Any]:
     return {NAME: kept} if kept else {}
 
 
-def _split_fields(c: _Content | AFMessage, ap_native: bool = False) -> tuple[dict[str, Any], Any]:
-    """The keys of ``c`` the canonical model has no field for, and its carried payload."""
-    fields = dict(c.model_extra) if c.model_extra else {}
-    ap = c.additional_properties
+def _split_fields(c: dict[str, Any], keys: frozenset[str], ap_native: bool = False) -> tuple[dict, Any]:
+    """The keys of ``c`` (its model declares ``keys``) the canonical model has no field for, and its
+    carried payload."""
+    fields = {} if c.keys() <= keys else {k: v for k, v in c.items() if k not in keys}
+    ap = c.get("additional_properties")
     carried = None
     if ap and CARRY_KEY in ap:
+        carried = ap[CARRY_KEY]
         ap = {k: v for k, v in ap.items() if k != CARRY_KEY}
-        carried = c.additional_properties[CARRY_KEY]  # type: ignore[index]
     if ap and not ap_native:
         fields["additional_properties"] = ap
     return fields, carried
@@ -238,7 +269,14 @@ def _restore_block(block: Block, carried: Any) -> Block:
     return BLOCK.validate_json(dump_json(merged))
 
 
+def _get(block: Any, key: str) -> Any:
+    """A field of a block read as fields (a dict) or, where a carried payload restored it, as a model."""
+    return block.get(key) if block.__class__ is dict else getattr(block, key)
+
+
 # --- to canonical --------------------------------------------------------------
+# Canonical fields, validated in one call (``made``); a content's carried payload is restored on its block
+# (a model) as it is read, since the block's kind decides where the reader puts it.
 
 
 def _is_refusal(ap: dict[str, Any]) -> bool:
@@ -261,165 +299,194 @@ def _without(fields: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if k != "additional_properties"}
 
 
-def _text_in(c: TextContent, fields: dict[str, Any]) -> Block:
-    ap = c.additional_properties
+def _text_in(c: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    ap = c.get("additional_properties")
     if not (ap and _is_refusal(ap)):
-        return TextBlock(text=c.text or "", extras=_own(fields=fields))
+        return {"kind": "text", "text": c.get("text") or "", "extras": _own(fields=fields)}
     core = ap.get("core")
     if isinstance(core, dict) and core.get("model_output_kind") == "refusal":
         fields = _without(fields, ("core", "model_output_kind"))
-    return RefusalBlock(text=c.text or "", extras=_own(fields=fields))
+    return {"kind": "refusal", "text": c.get("text") or "", "extras": _own(fields=fields)}
 
 
-def _reasoning_in(c: ReasoningContent, fields: dict[str, Any]) -> Block:
-    own = _own(fields=fields, text_empty=c.text == "")
-    if (c.additional_properties or {}).get("anthropic_redacted_thinking") is True:
-        own = _own(fields=_without(fields, ("anthropic_redacted_thinking",)), text_empty=c.text == "")
-        return ReasoningBlock(text=c.text or "", redacted=True, data=c.protected_data, extras=own)
-    return ReasoningBlock(text=c.text or "", signature=c.protected_data, extras=own)
+def _reasoning_in(c: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    text = c.get("text")
+    if (c.get("additional_properties") or {}).get("anthropic_redacted_thinking") is True:
+        own = _own(fields=_without(fields, ("anthropic_redacted_thinking",)), text_empty=text == "")
+        return {"kind": "reasoning", "text": text or "", "redacted": True, "data": c.get("protected_data"),
+                "extras": own}
+    return {"kind": "reasoning", "text": text or "", "signature": c.get("protected_data"),
+            "extras": _own(fields=fields, text_empty=text == "")}
 
 
-def _data_in(c: DataContent, fields: dict[str, Any]) -> Block:
-    raw = c.uri
+def _data_in(c: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    raw, kind = c["uri"], c.get("type")
     decoded = parse_data_uri(raw) if raw.startswith("data:") else None
-    media_type = c.media_type or (decoded[0] if decoded else None)
-    cls = _media_class(media_type)
+    media_type = c.get("media_type") or (decoded[0] if decoded else None)
+    block = {"kind": _media_kind(media_type), "media_type": media_type, "filename": c.get("name"),
+             "file_id": c.get("file_id")}
     if decoded is None:
-        block = cls(url=raw, media_type=media_type, filename=c.name, file_id=c.file_id)
+        block["url"] = raw
         wanted = "data" if raw.startswith("data:") else "uri"
     else:
-        block = cls(data=decoded[1], media_type=media_type, filename=c.name, file_id=c.file_id)
+        block["data"] = decoded[1]
         wanted = "data"
-        if data_uri(media_type, decoded[1]) != c.uri:
-            fields = {**fields, "uri": c.uri}  # e.g. a URI whose media type differs from the field
-    source = (_ALIASES.get(c.type, c.type) if c.type else None) or wanted
-    block.extras = _own(fields=fields, type=source if source != wanted else None)
+        if data_uri(media_type, decoded[1]) != raw:
+            fields = {**fields, "uri": raw}  # e.g. a URI whose media type differs from the field
+    source = (_ALIASES.get(kind, kind) if kind else None) or wanted
+    block["extras"] = _own(fields=fields, type=source if source != wanted else None)
     return block
 
 
-def _hosted_file_in(c: HostedFileContent, fields: dict[str, Any]) -> Block:
-    cls = _media_class(c.media_type)
-    return cls(file_id=c.file_id, media_type=c.media_type, filename=c.name, extras=_own(fields=fields))
+def _hosted_file_in(c: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    media_type = c.get("media_type")
+    return {"kind": _media_kind(media_type), "file_id": c["file_id"], "media_type": media_type,
+            "filename": c.get("name"), "extras": _own(fields=fields)}
 
 
-def _usage_in(c: UsageContent, fields: dict[str, Any]) -> Block:
-    details = dict(c.usage_details or {})
-    if c.usage_details is None and c.details:  # the seed's UsageDetails: counts plus additional_counts
-        details = {k: v for k, v in c.details.items() if k != "additional_counts"}
-        details.update(c.details.get("additional_counts") or {})
-    usage = Usage(
+def _usage_in(c: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    given, seed = c.get("usage_details"), c.get("details")
+    details = dict(given or {})
+    if given is None and seed:  # the seed's UsageDetails: counts plus additional_counts
+        details = {k: v for k, v in seed.items() if k != "additional_counts"}
+        details.update(seed.get("additional_counts") or {})
+    usage = Usage(  # a model: a seed's count that is no integer is refused here, as it was
         input_tokens=details.pop("input_token_count", None),
         output_tokens=details.pop("output_token_count", None),
         total_tokens=details.pop("total_token_count", None),
         extras=_own(counts=details),
     )
-    return UsageBlock(usage=usage, extras=_own(fields=fields))
+    return {"kind": "usage", "usage": usage, "extras": _own(fields=fields)}
 
 
-def _error_in(c: ErrorContent, fields: dict[str, Any]) -> Block:
-    details = c.details if c.error_details is None else c.error_details
-    return ErrorBlock(message=c.message or "", code=c.error_code, details=details,
-                      extras=_own(fields=fields, no_message=c.message is None))
+def _error_in(c: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    message, error_details = c.get("message"), c.get("error_details")
+    return {"kind": "error", "message": message or "", "code": c.get("error_code"),
+            "details": c.get("details") if error_details is None else error_details,
+            "extras": _own(fields=fields, no_message=message is None)}
 
 
-def _other_in(c: OtherContent, fields: dict[str, Any]) -> Block:
-    data = c.model_dump(exclude={"additional_properties"}, exclude_none=False)
+def _other_in(c: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    data = {"type": c["type"], **{k: v for k, v in c.items() if k not in _KEYS["OtherContent"]}}
     ap = fields.get("additional_properties")
-    return DataBlock(data=data, extras=_own(other=True, fields={"additional_properties": ap} if ap else None))
+    return {"kind": "data", "data": data,
+            "extras": _own(other=True, fields={"additional_properties": ap} if ap else None)}
 
 
 class _Reader:
-    """Converts one batch; remembers call names so results get theirs."""
+    """Converts one batch into canonical fields (``read``, where ``to_writable`` adds its stand-ins);
+    remembers call names so results get theirs."""
 
     def __init__(self) -> None:
         self.names: dict[str, str] = {}
+        self.read: list[Any] = []
+        self.carried: list[tuple[int, Any]] = []  # (where in ``read``, a message's carried payload)
 
-    def content(self, c: Any) -> Block:
-        if isinstance(c, str):
-            return TextBlock(text=c)
-        fields, carried = _split_fields(c)
-        fields.pop("type", None)
-        if isinstance(c, FunctionCallContent):
+    def messages(self) -> list[Any]:
+        """The messages read, validated in one call, each with the fields its carried payload brings back."""
+        out = made(self.read)
+        for at, carried in self.carried:
+            out[at] = restore(out[at], carried)
+        return out
+
+    def message(self, m: dict[str, Any]) -> None:
+        """Read message ``m`` (one message, or two where results are split out) into ``read``."""
+        try:
+            self._message(m)
+        except Exception:  # m at fault (a content's notes, a seed's counts): an earlier message's bad notes
+            self.messages()  # fail first, as when each message was made and restored in turn
+            raise
+
+    def content(self, c: Any) -> Any:
+        if c.__class__ is not dict:
+            return {"kind": "text", "text": c}
+        tag = _tag(c)
+        fields, carried = _split_fields(c, _KEYS[tag])
+        if tag == "FunctionCallContent":
             block = self._call_in(c, fields)
-        elif isinstance(c, FunctionResultContent):
+        elif tag == "FunctionResultContent":
             block = self._result_in(c, fields)
         else:
-            block = _CONTENTS_IN[type(c)](c, fields)
-        return _restore_block(block, carried) if carried is not None else block
+            block = _CONTENTS_IN[tag](c, fields)
+        return _restore_block(BLOCK.validate_python(block), carried) if carried is not None else block
 
-    def _call_in(self, c: FunctionCallContent, fields: dict[str, Any]) -> Block:
-        self.names[c.call_id] = c.name
+    def _call_in(self, c: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+        call_id, name, arguments = c["call_id"], c["name"], c.get("arguments")
+        self.names[call_id] = name
         if fields.get("hosted") is False:  # written on every call: no need to keep it
             del fields["hosted"]
-        own = _own(fields=fields)
-        if isinstance(c.arguments, str):
-            arguments, error = parse_json(c.arguments)
-            return ToolCallBlock(call_id=c.call_id, name=c.name, arguments=arguments,
-                                 arguments_raw=c.arguments, parse_error=error, extras=own)
-        return ToolCallBlock(call_id=c.call_id, name=c.name, arguments=c.arguments, extras=own)
+        block = {"kind": "tool_call", "call_id": call_id, "name": name, "arguments": arguments,
+                 "extras": _own(fields=fields)}
+        if isinstance(arguments, str):
+            block["arguments"], block["parse_error"] = parse_json(arguments)
+            block["arguments_raw"] = arguments
+        return block
 
-    def _result_in(self, c: FunctionResultContent, fields: dict[str, Any]) -> Block:
-        output: str | list[Block]
-        items = c.items
+    def _result_in(self, c: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+        output: Any
+        items, result, exception = c.get("items"), c.get("result"), c.get("exception")
         raw_result = None
         if items is None:
-            output = c.result if isinstance(c.result, str) else ("" if c.result is None else _dumps(c.result))
-        elif len(items) == 1 and type(items[0]) is TextContent and not items[0].model_extra \
-                and not items[0].additional_properties:  # the usual single text: no block to build
-            output = items[0].text or ""
-            raw_result = c.result if c.result != (output or "") else None
+            output = result if isinstance(result, str) else ("" if result is None else _dumps(result))
+        elif len(items) == 1 and (item := items[0]).__class__ is dict and _tag(item) == "TextContent" \
+                and item.keys() <= _KEYS["TextContent"] and not item.get("additional_properties"):
+            output = item.get("text") or ""  # the usual single text: no block to build
+            raw_result = result if result != (output or "") else None
         else:
             blocks = [self.content(item) for item in items]
-            plain = len(blocks) == 1 and type(blocks[0]) is TextBlock and not blocks[0].extras
-            output = blocks[0].text if plain else blocks  # type: ignore[union-attr]
-            raw_result = c.result if c.result != _joined(blocks) else None
+            plain = len(blocks) == 1 and _get(blocks[0], "kind") == "text" and not _get(blocks[0], "extras")
+            output = _get(blocks[0], "text") if plain else blocks
+            raw_result = result if result != _joined(blocks) else None
         own = _own(fields=fields, result=raw_result,
-                   exception=c.exception if c.exception not in (None, EXCEPTION_MARKER) else None)
-        return ToolResultBlock(call_id=c.call_id, name=self.names.get(c.call_id), output=output,
-                               is_error=c.exception is not None, extras=own)
+                   exception=exception if exception not in (None, EXCEPTION_MARKER) else None)
+        return {"kind": "tool_result", "call_id": c["call_id"], "name": self.names.get(c["call_id"]),
+                "output": output, "is_error": exception is not None, "extras": own}
 
-    def message(self, m: AFMessage) -> list[Message]:
-        source_role = m.role if isinstance(m.role, str) else m.role.value
+    def _message(self, m: dict[str, Any]) -> None:
+        given = m["role"]
+        source_role = given if isinstance(given, str) else given.value
         role = _ROLES.get(source_role, "user")
-        contents = [m.contents] if isinstance(m.contents, str) else m.contents or []
+        contents = m.get("contents")
+        contents = [contents] if isinstance(contents, str) else contents or []
         blocks, results, positions, usage = self._contents(contents, role)
         if results and not blocks:  # only results: the message is a tool message under another role
             role, blocks, results = "tool", results, []
-        fields, carried = _split_fields(m, ap_native=True)
-        # defaults are left out: building the message is faster
+        fields, carried = _split_fields(m, _AF_KEYS, ap_native=True)
+        # defaults are left out: validating the message is faster
         found: dict[str, Any] = {"role": role, "content": blocks, "source_format": NAME}
         if source_role != role:
             found["source_role"] = source_role
-        name = m.author_name if m.author_name is not None else m.author
-        for key, value in (("name", name), ("external_id", m.message_id), ("usage", usage)):
+        name = m.get("author_name")
+        name = m.get("author") if name is None else name
+        for key, value in (("name", name), ("external_id", m.get("message_id")), ("usage", usage)):
             if value is not None:
                 found[key] = value
-        if m.additional_properties:
-            found["metadata"] = {k: v for k, v in m.additional_properties.items() if k != CARRY_KEY}
+        if ap := m.get("additional_properties"):
+            found["metadata"] = {k: v for k, v in ap.items() if k != CARRY_KEY}
         if fields or source_role != role:
             found["extras"] = _own(fields, role=source_role if source_role != role else None)
-        msg = Message(**found)
         if carried is not None:
-            msg = restore(msg, carried)
-        if not results:
-            return [msg]
-        return [msg, Message(role="tool", content=results, source_format=NAME, extras=_own(split=positions))]
+            self.carried.append((len(self.read), carried))
+        self.read.append(found)
+        if results:
+            self.read.append({"role": "tool", "content": results, "source_format": NAME,
+                              "extras": _own(split=positions)})
 
-    def _contents(self, contents: list[Any], role: str
-                  ) -> tuple[list[Block], list[Block], list[int], Usage | None]:
+    def _contents(self, contents: list[Any], role: str) -> tuple[list[Any], list[Any], list[int], Any]:
         """The blocks, the results to split out of a non-tool message (and where they were)
         and the message's own usage."""
-        blocks: list[Block] = []
-        results: list[Block] = []
+        blocks: list[Any] = []
+        results: list[Any] = []
         positions: list[int] = []
-        usage: Usage | None = None
+        usage = None
         for pos, c in enumerate(contents):
             block = self.content(c)
-            ap = None if type(c) is str else c.additional_properties
+            ap = c.get("additional_properties") if c.__class__ is dict else None
             carried = ap.get(CARRY_KEY) if ap else None
-            if isinstance(carried, dict) and carried.get("message_usage") and isinstance(block, UsageBlock):
-                usage = block.usage
-            elif role != "tool" and isinstance(block, ToolResultBlock):
+            kind = _get(block, "kind")
+            if isinstance(carried, dict) and carried.get("message_usage") and kind == "usage":
+                usage = _get(block, "usage")
+            elif role != "tool" and kind == "tool_result":
                 results.append(block)
                 positions.append(pos)
             else:
@@ -427,11 +494,12 @@ class _Reader:
         return blocks, results, positions, usage
 
 
-_CONTENTS_IN: dict[type, Any] = {
-    TextContent: _text_in, ReasoningContent: _reasoning_in, DataContent: _data_in,
-    HostedFileContent: _hosted_file_in, ErrorContent: _error_in, UsageContent: _usage_in,
-    OtherContent: _other_in,
+_CONTENTS_IN: dict[str, Any] = {
+    "TextContent": _text_in, "ReasoningContent": _reasoning_in, "DataContent": _data_in,
+    "HostedFileContent": _hosted_file_in, "ErrorContent": _error_in, "UsageContent": _usage_in,
+    "OtherContent": _other_in,
 }
+"""A content's canonical block, as fields, by its model's tag (calls and results: the reader's own)."""
 
 
 def _dumps(value: Any) -> str:
@@ -439,9 +507,10 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, default=str)
 
 
-def _joined(blocks: list[Block]) -> str:
-    """``result`` as the package derives it from a function result's items."""
-    return "\n".join(b.text for b in blocks if type(b) is TextBlock and b.text)
+def _joined(blocks: list[Any]) -> str:
+    """``result`` as the package derives it from a function result's items (canonical blocks, or their
+    fields)."""
+    return "\n".join(text for b in blocks if _get(b, "kind") == "text" and (text := _get(b, "text")))
 
 
 # What Message.from_dict / Content.from_dict take (plus the seed's names, read as an older shape):
@@ -459,18 +528,22 @@ _CONTENT_KEYS = frozenset({
     "annotations", "additional_properties", "raw_representation", "data"})
 
 
-def _strays(m: AFMessage, index: int) -> list[tuple[int, str, str]]:
+def _strays(m: dict[str, Any], index: int) -> list[tuple[int, str, str]]:
     """Keys of message ``m`` and of its release-shaped contents that agent-framework refuses."""
+    # the unknown keys as a dict first, then the set: its order, as it was (the model's extras less the keys)
+    extra = {} if m.keys() <= _MESSAGE_KEYS else {k: None for k in m if k not in _AF_KEYS}
     found = [(index, key, "agent-framework messages have no such key (text goes in contents)")
-             for key in (m.__pydantic_extra__ or {}).keys() - _MESSAGE_KEYS]
-    todo = [("contents", i, c) for i, c in enumerate(m.contents if isinstance(m.contents, list) else ())]
+             for key in extra.keys() - _MESSAGE_KEYS]
+    contents = m.get("contents")
+    todo = [("contents", i, c) for i, c in enumerate(contents if isinstance(contents, list) else ())]
     for where, i, c in todo:  # breadth first: a content's items after its siblings
-        if not isinstance(c, _Content):
+        if c.__class__ is not dict:
             continue
-        extra, items = c.__pydantic_extra__, c.__dict__.get("items")  # no model attribute lookups: faster
-        if extra and (odd := extra.keys() - _CONTENT_KEYS):
-            found += [(index, f"{where}[{i}].{key}", "agent-framework contents have no such key") for key in sorted(odd)]
-        if items:
+        tag = _tag(c)
+        if not c.keys() <= _CONTENT_KEYS and (odd := {k for k in c if k not in _KEYS[tag]} - _CONTENT_KEYS):
+            found += [(index, f"{where}[{i}].{key}", "agent-framework contents have no such key")
+                      for key in sorted(odd)]
+        if tag == "FunctionResultContent" and (items := c.get("items")):
             todo += [(f"{where}[{i}].items", k, item) for k, item in enumerate(items)]
     return found
 
@@ -481,7 +554,9 @@ def to_canonical(data: Any) -> list[Message]:
     if problems := [p for i, m in enumerate(parsed) for p in _strays(m, i)]:
         raise SchemaError(NAME, problems)
     reader = _Reader()
-    return [msg for m in parsed for msg in reader.message(m)]
+    for m in parsed:
+        reader.message(m)
+    return reader.messages()
 
 
 def looks_like(data: Any) -> bool:
