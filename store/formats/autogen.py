@@ -21,140 +21,155 @@ from datetime import datetime
 from typing import Annotated, Any, Literal, Union
 
 import orjson
-from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag, TypeAdapter
+from pydantic import Discriminator, StringConstraints, Tag, TypeAdapter, with_config
+from typing_extensions import NotRequired, TypedDict
 
 from .. import exactjson
 from ..errors import SchemaError
 from ..lean import Plain, Writable
-from ..model import (
-    BLOCK,
-    Block,
-    CodeBlock,
-    CodeResultBlock,
-    DataBlock,
-    HandoffBlock,
-    Message,
-    ReasoningBlock,
-    TextBlock,
-    Usage,
-)
+from ..model import BLOCK, Block, Message, Usage
 from . import autogen_core as core
 from ._common import CARRY_KEY, dump_json, made, message_list, restore, validate_others
-from .autogen_core import FunctionCall, FunctionExecutionResult, ImageData, OpenModel, unknown
+from .autogen_core import _OPEN, FunctionCall, FunctionExecutionResult, ImageData, keys, unknown
 
 NAME = "autogen"
 
 
-class RequestUsage(OpenModel):
+# The source models are TypedDicts: validated in pydantic-core, they are dicts, read without a model object
+# a message (a reader walking models spent as long again on their attributes and their unknown keys).
+# A TypedDict takes no config from its bases: each one allows unknown keys itself.
+
+
+@with_config(_OPEN)
+class RequestUsage(TypedDict):
     prompt_tokens: int
     completion_tokens: int
 
 
-class _Base(OpenModel):
-    id: str | None = None
+@with_config(_OPEN)
+class _Base(TypedDict):
+    id: NotRequired[str | None]
     source: str
-    models_usage: RequestUsage | None = None
-    metadata: dict[str, str] = Field(default_factory=dict)
-    created_at: datetime | None = None
+    models_usage: NotRequired[RequestUsage | None]
+    metadata: NotRequired[dict[str, str]]
+    created_at: NotRequired[datetime | None]
 
 
+@with_config(_OPEN)
 class TextMessage(_Base):
     content: str
     type: Literal["TextMessage"]
 
 
+@with_config(_OPEN)
 class StopMessage(_Base):
     content: str
     type: Literal["StopMessage"]
 
 
+@with_config(_OPEN)
 class MultiModalMessage(_Base):
     content: list[str | ImageData]
     type: Literal["MultiModalMessage"]
 
 
+@with_config(_OPEN)
 class ToolCallSummaryMessage(_Base):
     content: str
-    tool_calls: list[FunctionCall] = Field(default_factory=list)
-    results: list[FunctionExecutionResult] = Field(default_factory=list)
+    tool_calls: NotRequired[list[FunctionCall]]
+    results: NotRequired[list[FunctionExecutionResult]]
     type: Literal["ToolCallSummaryMessage"]
 
 
+@with_config(_OPEN)
 class HandoffMessage(_Base):
     content: str
     target: str
-    context: list[core.LLMMessage] = Field(default_factory=list)
+    context: NotRequired[list[core.LLMMessage]]
     type: Literal["HandoffMessage"]
 
 
+@with_config(_OPEN)
 class StructuredMessage(_Base):
     content: dict[str, Any]
-    format_string: str | None = None
+    format_string: NotRequired[str | None]
     type: Annotated[str, StringConstraints(pattern=r"^StructuredMessage")]
 
 
+@with_config(_OPEN)
 class ToolCallRequestEvent(_Base):
     content: list[FunctionCall]
     type: Literal["ToolCallRequestEvent"]
 
 
+@with_config(_OPEN)
 class ToolCallExecutionEvent(_Base):
     content: list[FunctionExecutionResult]
     type: Literal["ToolCallExecutionEvent"]
 
 
-class MemoryContent(OpenModel):
+@with_config(_OPEN)
+class MemoryContent(TypedDict):
     content: str | dict[str, Any]
     mime_type: str
-    metadata: dict[str, Any] | None = None
+    metadata: NotRequired[dict[str, Any] | None]
 
 
+@with_config(_OPEN)
 class MemoryQueryEvent(_Base):
     content: list[MemoryContent]
     type: Literal["MemoryQueryEvent"]
 
 
+@with_config(_OPEN)
 class UserInputRequestedEvent(_Base):
     request_id: str
-    content: Literal[""] = ""
+    content: NotRequired[Literal[""]]
     type: Literal["UserInputRequestedEvent"]
 
 
+@with_config(_OPEN)
 class ModelClientStreamingChunkEvent(_Base):
     content: str
-    full_message_id: str | None = None
+    full_message_id: NotRequired[str | None]
     type: Literal["ModelClientStreamingChunkEvent"]
 
 
+@with_config(_OPEN)
 class ThoughtEvent(_Base):
     content: str
     type: Literal["ThoughtEvent"]
 
 
+@with_config(_OPEN)
 class SelectSpeakerEvent(_Base):
     content: list[str]
     type: Literal["SelectSpeakerEvent"]
 
 
-class CodeBlockModel(OpenModel):
+@with_config(_OPEN)
+class CodeBlockModel(TypedDict):
     code: str
     language: str
 
 
+@with_config(_OPEN)
 class CodeGenerationEvent(_Base):
-    retry_attempt: int = 0
+    retry_attempt: NotRequired[int]
     content: str
     code_blocks: list[CodeBlockModel]
     type: Literal["CodeGenerationEvent"]
 
 
-class CodeResultModel(OpenModel):
+@with_config(_OPEN)
+class CodeResultModel(TypedDict):
     exit_code: int
     output: str
 
 
+@with_config(_OPEN)
 class CodeExecutionEvent(_Base):
-    retry_attempt: int = 0
+    retry_attempt: NotRequired[int]
     result: CodeResultModel
     type: Literal["CodeExecutionEvent"]
 
@@ -166,14 +181,14 @@ _CLASSES = (TextMessage, StopMessage, MultiModalMessage, ToolCallSummaryMessage,
 TYPES = frozenset(c.__name__ for c in _CLASSES)
 
 
-class _Untyped(BaseModel):
+class _Untyped(TypedDict):
     """Where a message of no known ``type`` lands, so the error names the ``type`` field."""
 
     type: Literal[(*sorted(TYPES), "StructuredMessage[...]")]  # type: ignore[valid-type]
 
 
 def _tag(value: Any) -> str:
-    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    kind = value.get("type") if isinstance(value, dict) else None
     if not isinstance(kind, str):
         return core.UNTYPED
     if kind.startswith("StructuredMessage"):
@@ -197,11 +212,14 @@ def _time(value: datetime) -> str:
 
 _OPTIONAL = ("models_usage", "metadata")
 _OPTIONAL_BY_TYPE = {
-    ToolCallSummaryMessage: ("tool_calls", "results"), HandoffMessage: ("context",),
-    StructuredMessage: ("format_string",), UserInputRequestedEvent: ("content",),
-    ModelClientStreamingChunkEvent: ("full_message_id",), CodeGenerationEvent: ("retry_attempt",),
-    CodeExecutionEvent: ("retry_attempt",),
+    "ToolCallSummaryMessage": ("tool_calls", "results"), "HandoffMessage": ("context",),
+    "StructuredMessage": ("format_string",), "UserInputRequestedEvent": ("content",),
+    "ModelClientStreamingChunkEvent": ("full_message_id",), "CodeGenerationEvent": ("retry_attempt",),
+    "CodeExecutionEvent": ("retry_attempt",),
 }
+_KEYS = {c.__name__: keys(c) for c in (*_CLASSES, StructuredMessage)}  # by kind (see _kind)
+_USAGE, _MEMORY = keys(RequestUsage), keys(MemoryContent)
+_CODE, _RESULT = keys(CodeBlockModel), keys(CodeResultModel)
 _CHAT = frozenset({"TextMessage", "MultiModalMessage", "StopMessage", "ToolCallSummaryMessage",
                    "HandoffMessage"})
 _OWN = "autogen"
@@ -215,51 +233,69 @@ def _note(notes: dict[str, Any]) -> dict[str, Any]:
     return {NAME: notes} if notes else {}
 
 
-def _memory_in(item: MemoryContent) -> DataBlock:
-    notes = unknown(item, ("metadata",))
-    if "metadata" in item.model_fields_set:
-        notes["metadata"] = item.metadata
-    return DataBlock(data=item.content, media_type=item.mime_type, extras=_note(notes))
+def _kind(m: dict[str, Any]) -> str:
+    """The class of a validated message: its ``type``, one for every ``StructuredMessage[...]``."""
+    kind = m["type"]
+    return "StructuredMessage" if kind.startswith("StructuredMessage") else kind
 
 
-def _code_in(m: CodeGenerationEvent) -> list[Block]:
-    code = [CodeBlock(code=b.code, language=b.language, extras=_note(unknown(b))) for b in m.code_blocks]
-    return [TextBlock(text=m.content), *code]
+def _memory_in(item: MemoryContent) -> dict[str, Any]:
+    notes = unknown(item, _MEMORY, ("metadata",))
+    if "metadata" in item:
+        notes["metadata"] = item["metadata"]
+    return {"kind": "data", "data": item["content"], "media_type": item["mime_type"], "extras": _note(notes)}
 
 
-def _handoff_in(m: HandoffMessage) -> list[Block]:
-    context = [c.model_dump(mode="json", exclude_none=True) for c in core.messages_in(m.context)]
-    return [TextBlock(text=m.content), HandoffBlock(target=m.target, context=context)]
+def _code_in(m: CodeGenerationEvent) -> list[Any]:
+    code = [{"kind": "code", "code": b["code"], "language": b["language"], "extras": _note(unknown(b, _CODE))}
+            for b in m["code_blocks"]]
+    return [{"kind": "text", "text": m["content"]}, *code]
 
 
-_BLOCKS_IN: dict[type, Any] = {  # class -> its canonical blocks
-    TextMessage: lambda m: [{"kind": "text", "text": m.content}],  # fields: validated with its message
-    StopMessage: lambda m: [TextBlock(text=m.content)],
-    ThoughtEvent: lambda m: [ReasoningBlock(text=m.content)],
-    MultiModalMessage: lambda m: [TextBlock(text=p) if isinstance(p, str) else core.image_in(p, NAME)
-                                  for p in m.content],
-    ToolCallSummaryMessage: lambda m: [TextBlock(text=m.content)],
-    HandoffMessage: _handoff_in,
-    StructuredMessage: lambda m: [DataBlock(data=m.content)],
-    ToolCallRequestEvent: lambda m: [core.call_in(c, NAME) for c in m.content],
-    ToolCallExecutionEvent: lambda m: [core.result_in(r, NAME) for r in m.content],
-    MemoryQueryEvent: lambda m: [_memory_in(item) for item in m.content],
-    UserInputRequestedEvent: lambda m: [TextBlock(text=m.content)],
-    ModelClientStreamingChunkEvent: lambda m: [TextBlock(text=m.content)],
-    SelectSpeakerEvent: lambda m: [DataBlock(data=list(m.content))],
-    CodeGenerationEvent: _code_in,
-    CodeExecutionEvent: lambda m: [CodeResultBlock(output=m.result.output, exit_code=m.result.exit_code,
-                                                   extras=_note(unknown(m.result)))],
+def _handoff_in(m: HandoffMessage) -> list[Any]:
+    context = [c.model_dump(mode="json", exclude_none=True) for c in core.messages_in(m.get("context", []))]
+    return [{"kind": "text", "text": m["content"]},
+            {"kind": "handoff", "target": m["target"], "context": context}]
+
+
+def _text(m: dict[str, Any]) -> list[Any]:
+    return [{"kind": "text", "text": m["content"]}]
+
+
+def _result_in(m: CodeExecutionEvent) -> list[Any]:
+    result = m["result"]
+    return [{"kind": "code_result", "output": result["output"], "exit_code": result["exit_code"],
+             "extras": _note(unknown(result, _RESULT))}]
+
+
+# Blocks are canonical fields, validated with their message (made).
+_BLOCKS_IN: dict[str, Any] = {  # kind -> its canonical blocks
+    "TextMessage": _text,
+    "StopMessage": _text,
+    "ThoughtEvent": lambda m: [{"kind": "reasoning", "text": m["content"]}],
+    "MultiModalMessage": lambda m: [{"kind": "text", "text": p} if p.__class__ is str
+                                    else core.image_in(p, NAME) for p in m["content"]],
+    "ToolCallSummaryMessage": _text,
+    "HandoffMessage": _handoff_in,
+    "StructuredMessage": lambda m: [{"kind": "data", "data": m["content"]}],
+    "ToolCallRequestEvent": lambda m: [core.call_in(c, NAME) for c in m["content"]],
+    "ToolCallExecutionEvent": lambda m: [core.result_in(r, NAME) for r in m["content"]],
+    "MemoryQueryEvent": lambda m: [_memory_in(item) for item in m["content"]],
+    "UserInputRequestedEvent": lambda m: [{"kind": "text", "text": m.get("content", "")}],
+    "ModelClientStreamingChunkEvent": _text,
+    "SelectSpeakerEvent": lambda m: [{"kind": "data", "data": list(m["content"])}],
+    "CodeGenerationEvent": _code_in,
+    "CodeExecutionEvent": _result_in,
 }
-_NOTES_IN: dict[type, Any] = {  # class -> what else it needs for an exact way back
-    ToolCallSummaryMessage: lambda m: {"tool_calls": [c.model_dump() for c in m.tool_calls],
-                                       "results": [r.model_dump() for r in m.results]},
-    StructuredMessage: lambda m: {"format_string": m.format_string},
-    UserInputRequestedEvent: lambda m: {"request_id": m.request_id},
+_NOTES_IN: dict[str, Any] = {  # kind -> what else it needs for an exact way back
+    "ToolCallSummaryMessage": lambda m: {"tool_calls": [core.call_dump(c) for c in m.get("tool_calls", ())],
+                                         "results": [core.result_dump(r) for r in m.get("results", ())]},
+    "StructuredMessage": lambda m: {"format_string": m.get("format_string")},
+    "UserInputRequestedEvent": lambda m: {"request_id": m["request_id"]},
     # always noted, so that other formats report a chunk as something they do not keep
-    ModelClientStreamingChunkEvent: lambda m: {"full_message_id": m.full_message_id, "chunk": True},
-    CodeGenerationEvent: lambda m: {"retry_attempt": m.retry_attempt},
-    CodeExecutionEvent: lambda m: {"retry_attempt": m.retry_attempt},
+    "ModelClientStreamingChunkEvent": lambda m: {"full_message_id": m.get("full_message_id"), "chunk": True},
+    "CodeGenerationEvent": lambda m: {"retry_attempt": m.get("retry_attempt", 0)},
+    "CodeExecutionEvent": lambda m: {"retry_attempt": m.get("retry_attempt", 0)},
 }
 
 
@@ -287,22 +323,24 @@ def _payload(metadata: dict[str, str]) -> dict[str, Any] | None:
 
 def _message_in(m: Any, raw: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Canonical message fields of one AgentChat message, and its convstore payload."""
-    blocks = _BLOCKS_IN[type(m)](m)
-    notes = {k: v for k, v in _NOTES_IN[type(m)](m).items() if v is not None} if type(m) in _NOTES_IN else {}
-    notes.update(unknown(m, _OPTIONAL + _OPTIONAL_BY_TYPE.get(type(m), ())))
-    if m.created_at is not None and _time(m.created_at) != raw.get("created_at"):
+    kind = _kind(m)
+    blocks = _BLOCKS_IN[kind](m)
+    notes = {k: v for k, v in _NOTES_IN[kind](m).items() if v is not None} if kind in _NOTES_IN else {}
+    notes.update(unknown(m, _KEYS[kind], _OPTIONAL + _OPTIONAL_BY_TYPE.get(kind, ())))
+    created = m.get("created_at")
+    if created is not None and _time(created) != raw.get("created_at"):
         notes["created_at"] = raw["created_at"]  # written another way than pydantic writes it
-    usage = m.models_usage
-    if usage is not None and usage.model_extra:
-        notes["usage_fields"] = dict(usage.model_extra)
-    metadata = dict(m.metadata)
+    usage = m.get("models_usage")
+    if usage is not None and not usage.keys() <= _USAGE:
+        notes["usage_fields"] = {k: v for k, v in usage.items() if k not in _USAGE}
+    metadata = dict(m.get("metadata", ()))
     payload = _payload(metadata)
-    role = _role(m.type, m.source)
     fields = {
-        "role": role, "content": blocks, "name": m.source, "source_format": NAME, "source_type": m.type,
-        "external_id": m.id, "created_at": m.created_at, "metadata": metadata, "extras": _note(notes),
-        "usage": None if usage is None else Usage(input_tokens=usage.prompt_tokens,
-                                                  output_tokens=usage.completion_tokens),
+        "role": _role(m["type"], m["source"]), "content": blocks, "name": m["source"], "source_format": NAME,
+        "source_type": m["type"], "external_id": m.get("id"), "created_at": created, "metadata": metadata,
+        "extras": _note(notes),
+        "usage": None if usage is None else {"input_tokens": usage["prompt_tokens"],
+                                             "output_tokens": usage["completion_tokens"]},
     }
     return fields, payload
 
@@ -360,10 +398,11 @@ def _read(raw: list[Any], plain: list[Plain | None]) -> list[Writable]:
     models = [next(parsed) if p is None else None for p in plain]
     problems = []
     for i, m in enumerate(models):
-        if isinstance(m, MultiModalMessage):
-            problems += core.image_problems(m.content, i, "content")
-        elif isinstance(m, HandoffMessage):
-            problems += core.check_images(m.context, i, "context")
+        kind = None if m is None else m["type"]
+        if kind == "MultiModalMessage":
+            problems += core.image_problems(m["content"], i, "content")
+        elif kind == "HandoffMessage":
+            problems += core.check_images(m.get("context", []), i, "context")
     if problems:
         raise SchemaError(NAME, problems)
     merged: list[Any] = []  # (fields, payload) of a message, or a plain one

@@ -18,7 +18,8 @@ import base64
 import binascii
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
+from pydantic import ConfigDict, Discriminator, Tag, TypeAdapter, with_config
+from typing_extensions import NotRequired, TypedDict
 
 from ..errors import SchemaError
 from ..model import MESSAGES as CANONICAL
@@ -46,67 +47,83 @@ from ._common import b64decode_exact, b64encode, dump_json, message_list, parse_
 NAME = "autogen-core"
 
 
-class OpenModel(BaseModel):
-    """A schema model that keeps unknown keys (``model_extra``) for an exact round trip."""
-
-    model_config = ConfigDict(extra="allow")
+_OPEN = ConfigDict(extra="allow")
+"""autogen allows keys its messages do not declare: kept (``extras[fmt]["fields"]``) for an exact way back."""
 
 
-class FunctionCall(OpenModel):
+# The source models are TypedDicts: validated in pydantic-core, they are dicts, read without a model object
+# a message (a reader walking models spent as long again on their attributes and their unknown keys).
+
+
+@with_config(_OPEN)
+class FunctionCall(TypedDict):
     id: str
     arguments: str
     name: str
 
 
-class FunctionExecutionResult(OpenModel):
+@with_config(_OPEN)
+class FunctionExecutionResult(TypedDict):
     content: str
     name: str
     call_id: str
-    is_error: bool | None = None
+    is_error: NotRequired[bool | None]
 
 
-class ImageData(OpenModel):
+@with_config(_OPEN)
+class ImageData(TypedDict):
     """``autogen_core.Image`` as it serializes: base64 image bytes (PNG once loaded)."""
 
     data: str
 
 
-class SystemMessage(OpenModel):
+@with_config(_OPEN)
+class SystemMessage(TypedDict):
     content: str
     type: Literal["SystemMessage"]
 
 
-class UserMessage(OpenModel):
+@with_config(_OPEN)
+class UserMessage(TypedDict):
     content: str | list[str | ImageData]
     source: str
     type: Literal["UserMessage"]
 
 
-class AssistantMessage(OpenModel):
+@with_config(_OPEN)
+class AssistantMessage(TypedDict):
     content: str | list[FunctionCall]
-    thought: str | None = None
+    thought: NotRequired[str | None]
     source: str
     type: Literal["AssistantMessage"]
 
 
-class FunctionExecutionResultMessage(OpenModel):
+@with_config(_OPEN)
+class FunctionExecutionResultMessage(TypedDict):
     content: list[FunctionExecutionResult]
     type: Literal["FunctionExecutionResultMessage"]
+
+
+def keys(model: type) -> frozenset[str]:
+    """The keys a source TypedDict declares (its bases' too): the others are unknown ones."""
+    return frozenset(model.__annotations__)
 
 
 _CLASSES = (SystemMessage, UserMessage, AssistantMessage, FunctionExecutionResultMessage)
 TYPES = frozenset(c.__name__ for c in _CLASSES)
 UNTYPED = "[unknown type]"  # brackets: pydantic's tag is left out of error paths
+CALL_KEYS, RESULT_KEYS, IMAGE_KEYS = keys(FunctionCall), keys(FunctionExecutionResult), keys(ImageData)
+_KEYS_OF = {c.__name__: keys(c) for c in _CLASSES}
 
 
-class _Untyped(BaseModel):
+class _Untyped(TypedDict):
     """Where a message of no known ``type`` lands, so that the error names the ``type`` field."""
 
     type: Literal[tuple(sorted(TYPES))]  # type: ignore[valid-type]
 
 
 def _tag(value: Any) -> str:
-    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    kind = value.get("type") if isinstance(value, dict) else None
     return kind if isinstance(kind, str) and kind in TYPES else UNTYPED
 
 
@@ -129,15 +146,15 @@ def sniff(data: bytes) -> str | None:
     return next((kind for magic, kind in _MAGIC if data.startswith(magic)), None)
 
 
-def unknown(model: BaseModel, optional: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Shape notes for an exact round trip: unknown keys, and defaulted keys the input left out."""
+def unknown(value: dict[str, Any], declared: frozenset[str], optional: tuple[str, ...] = (),
+            ) -> dict[str, Any]:
+    """Shape notes for an exact round trip of a validated source dict (``declared``: its TypedDict's
+    keys): unknown keys, and defaulted keys the input left out."""
     notes: dict[str, Any] = {}
-    extra = model.__pydantic_extra__  # the attributes behind model_extra / model_fields_set: faster
-    if extra:
-        notes["fields"] = dict(extra)
+    if not value.keys() <= declared:  # most values have none: one test in C
+        notes["fields"] = {k: v for k, v in value.items() if k not in declared}
     if optional:
-        given = model.__pydantic_fields_set__
-        absent = [f for f in optional if f not in given]
+        absent = [f for f in optional if f not in value]
         if absent:
             notes["absent"] = absent
     return notes
@@ -155,11 +172,19 @@ def finish(out: dict[str, Any], notes: dict[str, Any]) -> dict[str, Any]:
 # --- blocks, shared with the autogen format --------------------------------------------------
 
 
-def call_in(call: FunctionCall, fmt: str) -> ToolCallBlock:
-    arguments, error = parse_json(call.arguments)
-    notes = unknown(call)
-    return ToolCallBlock(call_id=call.id, name=call.name, arguments=arguments, arguments_raw=call.arguments,
-                         parse_error=error, extras={fmt: notes} if notes else {})
+def call_in(call: FunctionCall, fmt: str) -> dict[str, Any]:
+    """The canonical fields of a tool call block."""
+    raw = call["arguments"]
+    arguments, error = parse_json(raw)
+    notes = unknown(call, CALL_KEYS)
+    return {"kind": "tool_call", "call_id": call["id"], "name": call["name"], "arguments": arguments,
+            "arguments_raw": raw, "parse_error": error, "extras": {fmt: notes} if notes else {}}
+
+
+def call_dump(call: FunctionCall) -> dict[str, Any]:
+    """A call as its model dumped it: the declared keys in their order, then the unknown ones."""
+    out = {"id": call["id"], "arguments": call["arguments"], "name": call["name"]}
+    return out if len(call) == 3 else {**out, **call}
 
 
 def call_out(block: ToolCallBlock, fmt: str) -> dict[str, Any]:
@@ -168,12 +193,22 @@ def call_out(block: ToolCallBlock, fmt: str) -> dict[str, Any]:
     return finish(out, block.extras.get(fmt, {}))
 
 
-def result_in(result: FunctionExecutionResult, fmt: str) -> ToolResultBlock:
-    notes = unknown(result, ("is_error",))
-    if result.is_error is None and "is_error" in result.model_fields_set:
+def result_in(result: FunctionExecutionResult, fmt: str) -> dict[str, Any]:
+    """The canonical fields of a tool result block."""
+    notes = unknown(result, RESULT_KEYS, ("is_error",))
+    is_error = result.get("is_error")
+    if is_error is None and "is_error" in result:
         notes["is_error"] = None
-    return ToolResultBlock(call_id=result.call_id, name=result.name, output=result.content,
-                           is_error=bool(result.is_error), extras={fmt: notes} if notes else {})
+    return {"kind": "tool_result", "call_id": result["call_id"], "name": result["name"],
+            "output": result["content"], "is_error": bool(is_error), "extras": {fmt: notes} if notes else {}}
+
+
+def result_dump(result: FunctionExecutionResult) -> dict[str, Any]:
+    """A result as its model dumped it: the declared keys in their order (``is_error`` null where the
+    input left it out), then the unknown ones."""
+    out = {"content": result["content"], "name": result["name"], "call_id": result["call_id"],
+           "is_error": result.get("is_error")}
+    return out if result.keys() <= RESULT_KEYS else {**out, **result}
 
 
 def result_text(block: ToolResultBlock) -> tuple[str, bool]:
@@ -197,9 +232,9 @@ def image_problems(parts: Any, index: int, where: str) -> list[tuple[int, str, s
     and refuses what is not an image, so convstore refuses it too, naming where it is."""
     problems = []
     for pos, part in enumerate(parts if isinstance(parts, list) else ()):
-        if isinstance(part, ImageData):
+        if part.__class__ is dict:  # an ImageData; the other parts are strings
             try:  # decoded as autogen decodes it: leniently (base64 with line breaks is fine)
-                data: bytes | None = base64.b64decode(part.data)
+                data: bytes | None = base64.b64decode(part["data"])
             except (binascii.Error, ValueError):
                 data = None
             if data is None or sniff(data) is None:
@@ -208,13 +243,14 @@ def image_problems(parts: Any, index: int, where: str) -> list[tuple[int, str, s
     return problems
 
 
-def image_in(image: ImageData, fmt: str) -> ImageBlock:
-    data = b64decode_exact(image.data)
+def image_in(image: ImageData, fmt: str) -> dict[str, Any]:
+    """The canonical fields of an image block."""
+    data = b64decode_exact(image["data"])
     media_type = sniff(data) if data else None
-    notes = unknown(image)
+    notes = unknown(image, IMAGE_KEYS)
     if media_type is None:  # not an image type we know: written back as it came
-        notes["data"] = image.data
-    return ImageBlock(data=data, media_type=media_type, extras={fmt: notes} if notes else {})
+        notes["data"] = image["data"]
+    return {"kind": "image", "data": data, "media_type": media_type, "extras": {fmt: notes} if notes else {}}
 
 
 def image_out(block: ImageBlock, fmt: str) -> dict[str, Any] | None:
@@ -259,59 +295,61 @@ def stand_in(block: Block) -> str | None:
 # --- to canonical ----------------------------------------------------------------------------
 
 
-def _note(model: BaseModel, optional: tuple[str, ...] = (), **shape: Any) -> dict[str, Any]:
-    notes = {**unknown(model, optional), **{k: v for k, v in shape.items() if v is not None}}
+def _note(m: dict[str, Any], optional: tuple[str, ...] = (), **shape: Any) -> dict[str, Any]:
+    notes = {**unknown(m, _KEYS_OF[m["type"]], optional), **{k: v for k, v in shape.items() if v is not None}}
     return {NAME: notes} if notes else {}
 
 
 def _system_in(m: SystemMessage) -> dict[str, Any]:
-    return {"role": "system", "content": [{"kind": "text", "text": m.content}], "source_format": NAME,
-            "source_type": m.type, "extras": _note(m)}
+    return {"role": "system", "content": [{"kind": "text", "text": m["content"]}], "source_format": NAME,
+            "source_type": m["type"], "extras": _note(m)}
 
 
 def _user_in(m: UserMessage) -> dict[str, Any]:
-    if isinstance(m.content, str):
-        blocks: list[Any] = [{"kind": "text", "text": m.content}]
+    content = m["content"]
+    if content.__class__ is str:
+        blocks: list[Any] = [{"kind": "text", "text": content}]
     else:
-        blocks = [{"kind": "text", "text": p} if isinstance(p, str) else image_in(p, NAME) for p in m.content]
-    form = "list" if isinstance(m.content, list) else None
-    return {"role": "user", "name": m.source, "content": blocks, "source_format": NAME, "source_type": m.type,
-            "extras": _note(m, content=form)}
+        blocks = [{"kind": "text", "text": p} if p.__class__ is str else image_in(p, NAME) for p in content]
+    form = "list" if content.__class__ is list else None
+    return {"role": "user", "name": m["source"], "content": blocks, "source_format": NAME,
+            "source_type": m["type"], "extras": _note(m, content=form)}
 
 
 def _assistant_in(m: AssistantMessage) -> dict[str, Any]:
-    blocks: list[Any] = [] if m.thought is None else [{"kind": "reasoning", "text": m.thought}]
-    if isinstance(m.content, str):
-        if m.content or m.thought is None:  # "" beside a thought is autogen's "no text"
-            blocks.append({"kind": "text", "text": m.content})
+    content, thought = m["content"], m.get("thought")
+    blocks: list[Any] = [] if thought is None else [{"kind": "reasoning", "text": thought}]
+    if content.__class__ is str:
+        if content or thought is None:  # "" beside a thought is autogen's "no text"
+            blocks.append({"kind": "text", "text": content})
     else:
-        blocks.extend(call_in(c, NAME) for c in m.content)
-    form = "list" if m.content == [] else None
-    return {"role": "assistant", "name": m.source, "content": blocks, "source_format": NAME,
-            "source_type": m.type, "extras": _note(m, ("thought",), content=form)}
+        blocks.extend(call_in(c, NAME) for c in content)
+    form = "list" if content == [] else None
+    return {"role": "assistant", "name": m["source"], "content": blocks, "source_format": NAME,
+            "source_type": m["type"], "extras": _note(m, ("thought",), content=form)}
 
 
 def _results_in(m: FunctionExecutionResultMessage) -> dict[str, Any]:
-    return {"role": "tool", "content": [result_in(r, NAME) for r in m.content], "source_format": NAME,
-            "source_type": m.type, "extras": _note(m)}
+    return {"role": "tool", "content": [result_in(r, NAME) for r in m["content"]], "source_format": NAME,
+            "source_type": m["type"], "extras": _note(m)}
 
 
-_IN = {SystemMessage: _system_in, UserMessage: _user_in, AssistantMessage: _assistant_in,
-       FunctionExecutionResultMessage: _results_in}
+_IN = {"SystemMessage": _system_in, "UserMessage": _user_in, "AssistantMessage": _assistant_in,
+       "FunctionExecutionResultMessage": _results_in}
 
 
 def messages_in(parsed: list[Any]) -> list[Message]:
-    """Canonical messages from validated LLM message models (their fields validated in one call)."""
-    return CANONICAL.validate_python([_IN[type(m)](m) for m in parsed])
+    """Canonical messages from validated LLM messages (their fields validated in one call)."""
+    return CANONICAL.validate_python([_IN[m["type"]](m) for m in parsed])
 
 
 def check_images(parsed: list[Any], index: int | None = None, where: str = "") -> list[tuple[int, str, str]]:
     """Problems of the images of validated LLM messages (``index``/``where``: a handoff's context)."""
     problems = []
     for i, m in enumerate(parsed):
-        if isinstance(m, UserMessage):
+        if m is not None and m["type"] == "UserMessage":
             path = f"{where}[{i}].content" if where else "content"
-            problems += image_problems(m.content, i if index is None else index, path)
+            problems += image_problems(m["content"], i if index is None else index, path)
     return problems
 
 
@@ -334,7 +372,7 @@ def to_writable(data: Any) -> list[Message]:
     models = [next(parsed) if fields is None else None for fields in lean]
     if problems := check_images(models):  # a lean item (None here) has no image: the indexes are the input's
         raise SchemaError(NAME, problems)
-    return CANONICAL.validate_python([fields if fields is not None else _IN[type(m)](m)
+    return CANONICAL.validate_python([fields if fields is not None else _IN[m["type"]](m)
                                       for fields, m in zip(lean, models)])
 
 
