@@ -340,7 +340,7 @@ def restore(message: Any, carried: Any) -> Any:
     current = message.model_dump(exclude_defaults=True)
     merged = {**fields, **current}
     for key in ("metadata", "extras"):
-        if key in fields and key in current:
+        if key in fields and key in current and isinstance(fields[key], dict):  # else the message's own wins
             merged[key] = {**fields[key], **current[key]}
     content = list(message.content)
     for item in carried.get("blocks", []):

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from store import convert
-from store.errors import LossError, SchemaError
+from store.errors import InputError, LossError, SchemaError
 from store.formats import agent_framework as af
 from store.formats import detect, read, write
 from store.model import (
@@ -290,3 +290,18 @@ def test_speed():
     write(msgs, NAME)
     rate = len(data) / (time.process_time() - started)
     assert rate > 2_000, f"{rate:.0f} messages/s"  # a guard against blow-ups, far below the measured rate
+
+
+@pytest.mark.parametrize("bag", ["metadata", "extras"])
+def test_carried_fields_of_null_bags_are_not_a_traceback(bag) -> None:
+    """Hand-edited convstore notes whose metadata or extras is null: where the message has its own, it wins
+    (a payload never wins over the target's own fields), else the notes are refused with our error; they
+    once raised a TypeError (found by the junk property test of tests/test_lean_read.py)."""
+    items = convert([{"role": "tool", "tool_call_id": "c1", "content": ""}], from_="openai", to="agent-framework")
+    items[0]["additional_properties"] = {"role": None, "convstore": {"role": None, "content": None, bag: None}}
+    for target in ("openai", "qwen", "agentscope2"):
+        if bag == "metadata":  # the message's own: {"role": None}
+            assert convert(copy.deepcopy(items), from_="agent-framework", to=target)
+        else:
+            with pytest.raises(InputError, match="extras"):
+                convert(copy.deepcopy(items), from_="agent-framework", to=target)
