@@ -84,9 +84,9 @@ def to_writable(data: Any) -> list[Writable]:
     if problems := [p for i, m in enumerate(models) if m is not None for p in _strays(m, i)]:
         raise SchemaError(NAME, problems)
     reader = _Reader()
-    for p, m in zip(plain, models):
+    for index, (p, m) in enumerate(zip(plain, models)):
         if m is not None:
-            reader.message(m)
+            reader.message(m, index)
         elif p.role == "tool":  # type: ignore[union-attr]
             p.name = reader.names.get(p.content[0].call_id)  # type: ignore[union-attr]  # as the reader names it
             reader.read.append(p)

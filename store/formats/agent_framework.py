@@ -197,19 +197,23 @@ class _Reader:
     def __init__(self) -> None:
         self.names: dict[str, str] = {}
         self.read: list[Any] = []
-        self.carried: list[tuple[int, Any]] = []  # (where in ``read``, a message's carried payload)
+        self.carried: list[tuple[int, Any, int]] = []  # (where in ``read``, a carried payload, its message)
 
     def messages(self) -> list[Any]:
         """The messages read, validated in one call, each with the fields its carried payload brings back."""
         out = made(self.read)
-        for at, carried in self.carried:
-            out[at] = restore(out[at], carried)
+        for at, carried, index in self.carried:
+            try:
+                out[at] = restore(out[at], carried)
+            except (KeyError, TypeError, ValueError) as exc:  # hand-edited notes: the input's fault
+                raise _malformed(index, f"additional_properties.{CARRY_KEY}", exc) from None
         return out
 
-    def message(self, m: dict[str, Any]) -> None:
-        """Read message ``m`` (one message, or two where results are split out) into ``read``."""
+    def message(self, m: dict[str, Any], index: int) -> None:
+        """Read message ``m``, at ``index`` in the input (one message, or two where results are split out),
+        into ``read``."""
         try:
-            self._message(m)
+            self._message(m, index)
         except Exception:  # m at fault (a content's notes, a seed's counts): an earlier message's bad notes
             self.messages()  # fail first, as when each message was made and restored in turn
             raise
@@ -225,7 +229,12 @@ class _Reader:
             block = self._result_in(c, fields)
         else:
             block = _CONTENTS_IN[tag](c, fields)
-        return _restore_block(BLOCK.validate_python(block), carried) if carried is not None else block
+        if carried is None:
+            return block
+        try:
+            return _restore_block(BLOCK.validate_python(block), carried)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise _BadNotes(exc) from None
 
     def _call_in(self, c: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
         call_id, name, arguments = c["call_id"], c["name"], c.get("arguments")
@@ -259,13 +268,13 @@ class _Reader:
         return {"kind": "tool_result", "call_id": c["call_id"], "name": self.names.get(c["call_id"]),
                 "output": output, "is_error": exception is not None, "extras": own}
 
-    def _message(self, m: dict[str, Any]) -> None:
+    def _message(self, m: dict[str, Any], index: int) -> None:
         given = m["role"]
         source_role = given if isinstance(given, str) else given.value
         role = _ROLES.get(source_role, "user")
         contents = m.get("contents")
         contents = [contents] if isinstance(contents, str) else contents or []
-        blocks, results, positions, usage = self._contents(contents, role)
+        blocks, results, positions, usage = self._contents(contents, role, index)
         if results and not blocks:  # only results: the message is a tool message under another role
             role, blocks, results = "tool", results, []
         fields, carried = _split_fields(m, _AF_KEYS, ap_native=True)
@@ -283,13 +292,14 @@ class _Reader:
         if fields or source_role != role:
             found["extras"] = _own(fields, role=source_role if source_role != role else None)
         if carried is not None:
-            self.carried.append((len(self.read), carried))
+            self.carried.append((len(self.read), carried, index))
         self.read.append(found)
         if results:
             self.read.append({"role": "tool", "content": results, "source_format": NAME,
                               "extras": _own(split=positions)})
 
-    def _contents(self, contents: list[Any], role: str) -> tuple[list[Any], list[Any], list[int], Any]:
+    def _contents(self, contents: list[Any], role: str, index: int,
+                  ) -> tuple[list[Any], list[Any], list[int], Any]:
         """The blocks, the results to split out of a non-tool message (and where they were)
         and the message's own usage."""
         blocks: list[Any] = []
@@ -297,7 +307,11 @@ class _Reader:
         positions: list[int] = []
         usage = None
         for pos, c in enumerate(contents):
-            block = self.content(c)
+            try:
+                block = self.content(c)
+            except _BadNotes as bad:
+                where = f"contents[{pos}].additional_properties.{CARRY_KEY}"
+                raise _malformed(index, where, bad.args[0]) from None
             ap = c.get("additional_properties") if c.__class__ is dict else None
             carried = ap.get(CARRY_KEY) if ap else None
             kind = _get(block, "kind")
@@ -309,6 +323,15 @@ class _Reader:
             else:
                 blocks.append(block)
         return blocks, results, positions, usage
+
+
+class _BadNotes(Exception):
+    """A content's convstore notes that do not restore (edited by hand): its message says where."""
+
+
+def _malformed(index: int, where: str, exc: Exception) -> SchemaError:
+    why = " ".join(str(exc).split())[:300] or type(exc).__name__
+    return SchemaError(NAME, [(index, where, f"malformed convstore notes ({why})")])
 
 
 _CONTENTS_IN: dict[str, Any] = {
@@ -371,8 +394,8 @@ def to_canonical(data: Any) -> list[Message]:
     if problems := [p for i, m in enumerate(parsed) for p in _strays(m, i)]:
         raise SchemaError(NAME, problems)
     reader = _Reader()
-    for m in parsed:
-        reader.message(m)
+    for index, m in enumerate(parsed):
+        reader.message(m, index)
     return reader.messages()
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from store import convert
 from store.errors import InputError, LossError, SchemaError
 from store.formats import agent_framework as af
-from store.formats import detect, read, write
+from store.formats import detect, read, read_marked, write
 from store.model import (
     AudioBlock,
     CodeBlock,
@@ -297,11 +297,31 @@ def test_carried_fields_of_null_bags_are_not_a_traceback(bag) -> None:
     """Hand-edited convstore notes whose metadata or extras is null: where the message has its own, it wins
     (a payload never wins over the target's own fields), else the notes are refused with our error; they
     once raised a TypeError (found by the junk property test of tests/test_lean_read.py)."""
-    items = convert([{"role": "tool", "tool_call_id": "c1", "content": ""}], from_="openai", to="agent-framework")
-    items[0]["additional_properties"] = {"role": None, "convstore": {"role": None, "content": None, bag: None}}
+    items = convert([{"role": "tool", "tool_call_id": "c1", "content": ""}], from_="openai",
+                    to="agent-framework")
+    items[0]["additional_properties"] = {"role": None,
+                                         "convstore": {"role": None, "content": None, bag: None}}
     for target in ("openai", "qwen", "agentscope2"):
         if bag == "metadata":  # the message's own: {"role": None}
             assert convert(copy.deepcopy(items), from_="agent-framework", to=target)
         else:
             with pytest.raises(InputError, match="extras"):
                 convert(copy.deepcopy(items), from_="agent-framework", to=target)
+
+
+@pytest.mark.parametrize("lean", [False, True])
+def test_malformed_convstore_notes_name_their_message_and_content(lean) -> None:
+    """Notes a hand edit broke are the input's fault: refused naming the message (the first such one) and,
+    for a content's, the content (they were a bare validation error, or a TypeError, with no message)."""
+    ok = {"role": "user", "contents": [{"type": "text", "text": "ok"}]}
+    on_message = {"role": "user", "contents": [{"type": "text", "text": "x"}],
+                  "additional_properties": {"convstore": {"created_at": "soon"}}}
+    on_content = {"role": "user", "contents": [{"type": "text", "text": "y"}, {
+        "type": "text", "text": "x", "additional_properties": {"convstore": {"kind": 5}}}]}
+    cases = [([ok, on_message, on_content], "message 1, field additional_properties.convstore"),
+             ([ok, on_content, on_message],
+              "message 1, field contents\\[1\\].additional_properties.convstore"),
+             ([ok, ok, on_content], "message 2, field contents\\[1\\]")]
+    for data, where in cases:
+        with pytest.raises(SchemaError, match=f"{where}.*malformed convstore notes"):
+            read_marked(copy.deepcopy(data), NAME, None, lean=lean)
