@@ -142,16 +142,22 @@ def unknown_fields(model: pydantic.BaseModel, skip: str | None = None) -> dict[s
     return {**(extra or {}), **nulls}
 
 
+def undeclared(value: dict[str, Any], keys: frozenset[str]) -> dict[str, Any] | None:
+    """A source TypedDict's validated dict's keys not among ``keys`` (its declared ones: a model's
+    ``model_extra``), or None; most values have none: one test in C."""
+    return None if value.keys() <= keys else {k: v for k, v in value.items() if k not in keys}
+
+
 def unknown_keys(value: dict[str, Any], keys: frozenset[str], skip: str | None = None,
                  ) -> dict[str, Any] | None:
     """:func:`unknown_fields` of a source TypedDict's validated dict: its keys not among ``keys`` (its
     declared ones), then the declared ones given as null (``skip`` aside). Most values have neither: two
     tests in C."""
-    if value.keys() <= keys and None not in value.values():
-        return None
-    extra = {k: v for k, v in value.items() if k not in keys}
+    extra = undeclared(value, keys)
+    if None not in value.values():
+        return extra
     nulls = {k: None for k, v in value.items() if v is None and k in keys and k != skip}
-    return {**extra, **nulls} if nulls else extra or None
+    return {**(extra or {}), **nulls} if nulls else extra
 
 
 def message_list(data: Any, format: str) -> list[Any]:

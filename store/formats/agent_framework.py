@@ -25,7 +25,7 @@ from ..errors import SchemaError
 from ..model import BLOCK, AudioBlock, Block, FileBlock, ImageBlock, Message, Usage, VideoBlock
 from ._agent_framework_schema import _AF_KEYS, _ALIASES, _KEYS, MESSAGES, _tag
 from ._common import (CARRY_KEY, data_uri, dump_json, made, message_list, parse_data_uri, parse_json, restore,
-                      validate)
+                      undeclared, validate)
 
 NAME = "agent-framework"
 EXCEPTION_MARKER = "FunctionInvocationError"
@@ -58,7 +58,7 @@ def _own(fields: dict[str, Any] | None = None, **found: Any) -> dict[str, Any]:
 def _split_fields(c: dict[str, Any], keys: frozenset[str], ap_native: bool = False) -> tuple[dict, Any]:
     """The keys of ``c`` (its model declares ``keys``) the canonical model has no field for, and its
     carried payload."""
-    fields = {} if c.keys() <= keys else {k: v for k, v in c.items() if k not in keys}
+    fields = undeclared(c, keys) or {}
     ap = c.get("additional_properties")
     carried = None
     if ap and CARRY_KEY in ap:

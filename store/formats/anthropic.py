@@ -35,7 +35,7 @@ from typing_extensions import NotRequired, TypedDict
 
 from ..lean import Plain, Writable
 from ..model import Message
-from ._common import b64decode_exact, made, message_list, note_first, validate, validate_others
+from ._common import b64decode_exact, made, message_list, note_first, unknown_keys, validate, validate_others
 
 NAME = "anthropic"
 
@@ -206,21 +206,10 @@ _SOURCE_KEYS = {"base64": frozenset(Base64Source.__annotations__),
                 "url": frozenset(URLSource.__annotations__), "file": frozenset(FileSource.__annotations__)}
 
 
-def _unknown(value: dict[str, Any], keys: frozenset[str]) -> dict[str, Any] | None:
-    """Keys the canonical model has no field for: unknown ones, and a document's title given as null
-    (the one declared key that takes null)."""
-    if value.keys() <= keys:  # nearly every part: a set test in C
-        return {"title": None} if "title" in value and value["title"] is None else None
-    extra = {k: v for k, v in value.items() if k not in keys}
-    if "title" in value and value["title"] is None:
-        extra["title"] = None
-    return extra
-
-
 def _extras(value: dict[str, Any], keys: frozenset[str], **shape: Any) -> dict[str, Any]:
     """The ``extras["anthropic"]`` entry: unknown keys plus shape notes, empty parts left out."""
     kept = {k: v for k, v in shape.items() if v is not None and v is not False} if shape else {}
-    if (fields := _unknown(value, keys)) is not None:
+    if (fields := unknown_keys(value, keys)) is not None:
         kept = {"fields": fields, **kept}
     return {NAME: kept} if kept else {}
 
@@ -233,7 +222,7 @@ def _source_in(source: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     kind = source["type"]
     if kind == "content":  # blocks a canonical file cannot hold
         return {}, {"source": source}
-    inner = _unknown(source, _SOURCE_KEYS[kind])
+    inner = unknown_keys(source, _SOURCE_KEYS[kind])
     if kind == "text":
         media = {"data": source["data"].encode(), "media_type": source["media_type"]}
         return media, {"inner": inner, "source": "text"}

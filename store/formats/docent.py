@@ -26,7 +26,7 @@ from typing_extensions import NotRequired, TypedDict
 from ..errors import SchemaError
 from ..lean import Call, Plain, Result, Writable, bare_arguments, same_json
 from ..model import Message
-from ._common import CARRY_KEY, Losses, made, message_list, notes_bag, restore, validate_others
+from ._common import CARRY_KEY, Losses, made, message_list, notes_bag, restore, undeclared, validate_others
 
 NAME = "docent"
 
@@ -119,8 +119,7 @@ _DECLARED = {name: frozenset(model.__annotations__) for name, model in (
 
 def _extra(value: dict[str, Any], of: str) -> dict[str, Any] | None:
     """A validated value's unknown keys (a model's ``model_extra``), or None."""
-    keys = _DECLARED[of]
-    return None if value.keys() <= keys else {k: v for k, v in value.items() if k not in keys}
+    return undeclared(value, _DECLARED[of])
 
 
 _SHAPE: dict[str, dict[str, None]] = {  # per role, what model_dump writes beyond id/content/role/metadata

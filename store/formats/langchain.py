@@ -32,7 +32,7 @@ from typing_extensions import NotRequired, TypedDict
 from ..errors import SchemaError
 from ..model import MESSAGES as CANONICAL
 from ..model import Message
-from ._common import b64decode_exact, message_list, parse_data_uri, parse_json, validate
+from ._common import b64decode_exact, message_list, parse_data_uri, parse_json, undeclared, validate
 
 NAME = "langchain"
 
@@ -189,8 +189,8 @@ def _notes(value: dict[str, Any], model: type, *, skip: tuple[str, ...] = ()) ->
     """Unknown keys (``fields``) and defaulted keys the input left out (``absent``)."""
     notes: dict[str, Any] = {}
     declared, keys = _DECLARED[model]
-    if not value.keys() <= keys:
-        notes["fields"] = {k: v for k, v in value.items() if k not in keys}
+    if (fields := undeclared(value, keys)) is not None:
+        notes["fields"] = fields
     absent = [f for f in declared if f not in value and f not in skip]
     if absent:
         notes["absent"] = absent

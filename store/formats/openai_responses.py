@@ -30,7 +30,8 @@ from typing_extensions import NotRequired, TypedDict
 
 from ..errors import SchemaError
 from ..model import Message
-from ._common import Losses, b64decode_exact, made, message_list, parse_data_uri, parse_json, validate
+from ._common import (Losses, b64decode_exact, made, message_list, parse_data_uri, parse_json, undeclared,
+                      validate)
 
 NAME = "openai-responses"
 
@@ -226,8 +227,7 @@ _MAPPED: dict[str, frozenset[str]] = {
 
 def _rest(value: dict[str, Any], kind: str) -> dict[str, Any]:
     """The keys of ``value`` that no canonical field holds, as they were given."""
-    mapped = _MAPPED[kind]
-    return {} if value.keys() <= mapped else {k: v for k, v in value.items() if k not in mapped}
+    return undeclared(value, _MAPPED[kind]) or {}
 
 
 def _own(**notes: Any) -> dict[str, Any]:

@@ -35,7 +35,8 @@ from ..model import (
     BLOCK, AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     VideoBlock,
 )
-from ._common import CARRY_KEY, made, message_list, parse_data_uri, parse_json, restore, validate_others
+from ._common import (CARRY_KEY, made, message_list, parse_data_uri, parse_json, restore, undeclared,
+                      validate_others)
 
 NAME = "qwen"
 
@@ -145,11 +146,6 @@ def _layout(kinds: list[Kind]) -> list[int]:
 # Canonical fields, validated in one call (``made``).
 
 
-def _extra(value: dict[str, Any], keys: frozenset[str]) -> dict[str, Any] | None:
-    """A validated value's unknown keys (a model's ``model_extra``), or None."""
-    return None if value.keys() <= keys else {k: v for k, v in value.items() if k not in keys}
-
-
 def _media_in(kind: str, value: str, extras: dict[str, Any]) -> dict[str, Any]:
     decoded = parse_data_uri(value)
     if decoded is None:
@@ -169,7 +165,8 @@ def _item_kind(item: dict[str, Any]) -> str | None:
 def _item_in(item: dict[str, Any], kind: str, reasoning: bool) -> dict[str, Any]:
     """An item's block; a media item's kind is its field's name."""
     value = item[kind]
-    notes: dict[str, Any] = {"fields": _extra(item, _ITEM_KEYS), "reasoning": reasoning and kind != "text"}
+    notes: dict[str, Any] = {"fields": undeclared(item, _ITEM_KEYS),
+                             "reasoning": reasoning and kind != "text"}
     if kind == "text":
         return {"kind": "reasoning" if reasoning else "text", "text": value, "extras": _own(**notes)}
     if isinstance(value, str):
@@ -227,7 +224,7 @@ class _Part:
 
 def _fields(m: dict[str, Any]) -> dict[str, Any] | None:
     """Unknown keys, and known ones given as null: kept as they were."""
-    extra = _extra(m, _MESSAGE_KEYS)
+    extra = undeclared(m, _MESSAGE_KEYS)
     # role and content are always there: with no other key, none is null
     nulls = {f: None for f in _NULLABLE if f in m and m[f] is None} if len(m) > 2 else {}
     return {**(extra or {}), **nulls} if extra or nulls else None
@@ -306,7 +303,8 @@ class _Reader:
         call_id = function_id if function_id is not None else f"call_qwen_{index}"
         return {"kind": "tool_call", "call_id": call_id, "name": fc["name"], "arguments": arguments,
                 "arguments_raw": fc["arguments"], "parse_error": error,
-                "call_id_synthesized": function_id is None, "extras": _own(fields=_extra(fc, _CALL_KEYS))}
+                "call_id_synthesized": function_id is None,
+                "extras": _own(fields=undeclared(fc, _CALL_KEYS))}
 
     def _result(self, m: dict[str, Any], raw: dict[str, Any], index: int, function_id: str | None,
                 info: dict[str, Any], patch: dict[int, dict[str, Any]]) -> dict[str, Any]:
