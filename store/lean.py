@@ -79,6 +79,10 @@ class Plain:
     external_id: str | None = None
     """The source's id of the message (a Vercel UIMessage's): only between a conversion's read and a writer
     whose plain path writes or carries it as its canonical path does (``writable(..., ids=True)``)."""
+    speaker: str | None = None
+    """Who wrote a text or calls, the canonical message's ``name`` (an autogen-core message's ``source``):
+    only between a conversion's read and a writer whose plain path writes or carries it as its canonical
+    path does (``writable(..., speakers=True)``). A result's tool name is ``name``, not this."""
 
     def fields(self) -> dict[str, Any]:
         """The canonical message's fields."""
@@ -96,6 +100,8 @@ class Plain:
             fields["source_type"] = self.source_type
         if self.external_id is not None:
             fields["external_id"] = self.external_id
+        if self.speaker is not None:
+            fields["name"] = self.speaker
         if self.extras:
             fields["extras"] = dict(self.extras)
         return fields
@@ -232,16 +238,18 @@ plain ones standing in for some (and on a write, :class:`Parts`)."""
 
 
 def writable(msg: Any, fmt: str, *, texts: frozenset[str] = PLAIN_ROLES, own: bool = True, ids: bool = False,
-             ) -> bool:
+             speakers: bool = False) -> bool:
     """Whether ``msg`` is a :class:`Plain` that a writer of ``fmt`` writes itself, without its canonical
     message (the writer's ``plain`` path; others are made canonical first, :func:`canonical`): one without
-    ``fmt``'s notes (nor read from ``fmt``, unless ``own``; nor with an id, unless ``ids``), a text of a role
+    ``fmt``'s notes (nor read from ``fmt``, unless ``own``; nor with an id, unless ``ids``; nor with a
+    speaker, unless ``speakers``), a text of a role
     in ``texts``, an assistant's calls or a tool's result. Its source message type, if any, the plain path
     carries or ignores as the canonical path does. A writer may add conditions of its own;
     tests/test_lean_load.py and tests/test_lean_read.py hold every writer's output and losses to the
     canonical path's."""
     if msg.__class__ is not Plain or msg.extras and fmt in msg.extras \
-            or not own and msg.source_format == fmt or msg.external_id is not None and not ids:
+            or not own and msg.source_format == fmt or msg.external_id is not None and not ids \
+            or msg.speaker is not None and not speakers:
         return False
     if not msg.content:
         return msg.text is not None and msg.role in texts
@@ -256,11 +264,15 @@ def write_each(msgs: Sequence[Writable], takes: Callable[[Any], bool], plain: Ca
         (plain if msg.__class__ is Plain else other)(msg, index)
 
 
-def without_ids(msgs: Sequence[Writable]) -> Sequence[Writable]:
-    """``msgs`` with each :class:`Plain` that holds its source's id as its canonical message: for a writer
-    that takes every other plain message as it is (not by :func:`writable`), whose plain path has no id."""
-    return canonical(msgs, of=(Plain,),
-                     unless=lambda msg: msg.external_id is None)  # type: ignore[union-attr]
+def anonymous(msgs: Sequence[Writable]) -> Sequence[Writable]:
+    """``msgs`` with each :class:`Plain` that holds its source's id or a speaker as its canonical message: for
+    a writer that takes every other plain message as it is (not by :func:`writable`), whose plain path has
+    neither."""
+    return canonical(msgs, of=(Plain,), unless=_anonymous)
+
+
+def _anonymous(msg: Any) -> bool:
+    return msg.external_id is None and msg.speaker is None
 
 
 def canonical(msgs: Sequence[Writable], of: tuple[type, ...] = (Plain, Parts),

@@ -132,7 +132,7 @@ def test_a_conversion_reads_plain_items_as_the_canonical_path_would(items, targe
     assert losses == list(expected[1])
 
 
-_ORPHANS = [  # results no call before them answers, named or not, beside calls that are answered
+_ORPHANS = [  # results no call before them answers, named or not, beside calls that are answered; speakers
     Plain("user", "hi", "openai"),
     Plain("tool", "lost", "openai", (Result("nobody"),), "f"),
     Plain("tool", "lost too", None, (Result("nobody either"),)),
@@ -141,6 +141,13 @@ _ORPHANS = [  # results no call before them answers, named or not, beside calls 
     Plain("tool", "two", "autogen", (Result("c2"),), None, {"autogen": {"created_at": "2020-01-01"}}),
     Plain("system", "late", "anthropic"),
     Plain("tool", "again", "openai", (Result("c1"),), "f"),
+    Plain("user", "from ana", "autogen-core", speaker="ana", source_type="UserMessage"),
+    Plain("assistant", None, "autogen-core", (Call("c3", "h", "{}"),), speaker="",
+          source_type="AssistantMessage"),
+    Plain("tool", "three", "autogen-core", (Result("c3"),), "h",
+          source_type="FunctionExecutionResultMessage"),
+    Plain("assistant", "named", None, speaker="bot"),
+    Plain("system", "a named system", "autogen-core", speaker="root"),
 ]
 
 

@@ -61,8 +61,8 @@ class Format:
     to_writable: Callable[[Any], list[Writable]] | None = None
     """``to_canonical`` for a conversion (``convert``), for formats without ``read_fields``: the items of
     plain shapes read from the items themselves, without the source models, as :class:`~store.lean.Plain`
-    messages (for a writer that takes them) or, where the format's every message has something a plain
-    one does not (an id, a speaker, per-part notes), as canonical messages built from their fields."""
+    messages (for a writer that takes them; their ids and speakers too) or, where a message has something a
+    plain one does not (per-part notes, a thought), as canonical messages built from their fields."""
     takes_plain: bool = False
     """Whether ``from_canonical`` takes :class:`~store.lean.Plain` messages among the canonical
     ones (a load then reads plain rows as those: ``codec.readable_from_rows``)."""

@@ -299,6 +299,8 @@ class _Writer:
         for field in reported:
             self.losses.add(index, field, "carried", _CARRIED)
         body: dict[str, Any] = {"type": "message", "role": msg.role, "contents": contents}
+        if msg.speaker is not None:
+            body["author_name"] = msg.speaker
         if msg.external_id is not None:
             body["message_id"] = msg.external_id
         body["additional_properties"] = {CARRY_KEY: carried} if carried else {}
@@ -336,8 +338,8 @@ class _Writer:
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (its source
-    message type carried as the canonical path carries it, its id written)."""
-    return writable(msg, NAME, texts=ANY_ROLE, ids=True)
+    message type carried as the canonical path carries it, its id and speaker written)."""
+    return writable(msg, NAME, texts=ANY_ROLE, ids=True, speakers=msg.role != "tool")
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -140,7 +140,7 @@ class _Writer:
                 self._append_plain(target, index, m, "tool", "regroup")
                 return
         role = m.role if m.role != "tool" else "assistant"
-        msg: dict[str, Any] = {"name": role, "content": [], "role": role}
+        msg: dict[str, Any] = {"name": role if m.speaker is None else m.speaker, "content": [], "role": role}
         if m.external_id is not None:  # (a text's or calls': _takes)
             msg["id"] = m.external_id
         out = _Out(len(self.outs), {**msg, "metadata": {}, "usage": None, **dict.fromkeys(_MSG_LEFTOVERS)})
@@ -181,7 +181,7 @@ class _Writer:
             payload["extras"] = to_jsonable_python(dict(m.extras))
         if part.carried:
             payload["blocks"] = [{"at": at, "block": block} for at, block in part.carried.items()]
-        if kind != "tool":  # its name is its Msg's, which reading back would give it
+        if kind != "tool" and m.speaker is None:  # its name is its Msg's, which reading back would give it
             payload["unset"] = ["name"]
         if m.role != _ROLE_OF.get(kind, out.msg["role"]):
             payload["as_role"] = m.role
@@ -298,8 +298,8 @@ class _Writer:
         """The Msg's convstore payload: its parts' leftovers and where reading back must cut."""
         m = out.parts[0].msg
         if len(out.parts) == 1 and m.__class__ is Plain and not m.content and not m.extras \
-                and m.source_type is None:  # a plain text alone (most Msgs): read back, all but its name
-            return {"unset": ["name"]}
+                and m.source_type is None and m.speaker is None:
+            return {"unset": ["name"]}  # an unnamed plain text alone (most Msgs): read back, all but its name
         payload = self._leftovers(out, out.parts[0])
         if parts := {str(p.at): lp for p in out.parts[1:] if (lp := self._leftovers(out, p))}:
             payload["parts"] = parts
@@ -396,9 +396,10 @@ _SILENT = frozenset({"unset", "as_role"})
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.add_plain` writes a plain message as its canonical one would be: a result
     naming its tool too (else its part is read back to be checked), without an id (which only the head of a
-    Msg writes, and a result joins its call's); its source message type carried as the canonical path
-    carries it."""
-    return writable(msg, NAME, ids=msg.role != "tool") and (msg.role != "tool" or msg.name is not None)
+    Msg writes, and a result joins its call's); a text's or calls' speaker its Msg's name, its source message
+    type carried as the canonical path carries it."""
+    head = msg.role != "tool"
+    return writable(msg, NAME, ids=head, speakers=head) and (head or msg.name is not None)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

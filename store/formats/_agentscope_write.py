@@ -216,7 +216,7 @@ class _Writer:
                                     f"block has no field for it: kept in metadata.{CARRY_KEY}")
                 parts.append({"type": "tool_use", "id": call.call_id, "name": call.name,  # type: ignore[union-attr]
                               "input": arguments if is_object else {}, "raw_input": call.arguments_raw})  # type: ignore[union-attr]
-        payload: dict[str, Any] = {"name": None}
+        payload: dict[str, Any] = {"name": None} if msg.speaker is None else {}
         if role != msg.role:
             payload["source_role"] = None
         if msg.source_type is not None:
@@ -230,8 +230,8 @@ class _Writer:
         if patches:
             payload["patch"] = patches
         ident = {} if msg.external_id is None else {"id": msg.external_id}
-        self.out.append({**ident, "name": role, "role": role, "content": parts,
-                         "metadata": {CARRY_KEY: payload}})
+        self.out.append({**ident, "name": role if msg.speaker is None else msg.speaker, "role": role,
+                         "content": parts, "metadata": {CARRY_KEY: payload} if payload else {}})
 
     def _payload(self, msg: Message, index: int, role: str, usage: dict[int, Block]) -> dict[str, Any]:
         """What ``metadata["convstore"]`` must carry for ``msg`` to read back as it is."""
@@ -309,8 +309,8 @@ def _body(msg: Message, own: dict[str, Any], name: str, role: str, parts: list[d
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (its source
-    message type carried as the canonical path carries it, its id written)."""
-    return writable(msg, NAME, ids=True)
+    message type carried as the canonical path carries it, its id written, its speaker its name)."""
+    return writable(msg, NAME, ids=True, speakers=msg.role != "tool")
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

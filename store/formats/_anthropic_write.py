@@ -12,7 +12,7 @@ from typing import Any, assert_never
 
 import orjson
 
-from ..lean import Plain, without_ids
+from ..lean import Plain, anonymous
 from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock, HandoffBlock, ImageBlock,
     Message, ReasoningBlock, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock, UsageBlock, VideoBlock,
@@ -417,7 +417,7 @@ def from_canonical(messages: list[Message | Plain], losses: Losses) -> dict[str,
     """Canonical messages as an Anthropic request body ``{"system"?, "messages"}`` (or as
     the bare list they were read from)."""
     writer = _Writer(losses)
-    messages = without_ids(messages)  # type: ignore[assignment]
+    messages = anonymous(messages)  # type: ignore[assignment]
     prompt, body = one_pass(messages, writer) or _passes(messages, writer)
     head = (messages[0].extras or _NONE).get(NAME, _NONE) if messages else _NONE
     if head.get("form") == "list":

@@ -100,17 +100,18 @@ class _Writer:
             if text:
                 self.losses.add(index, "text", "approximated", "text beside tool calls goes into thought")
             self.out.append({"content": [{"id": c.call_id, "arguments": c.arguments_raw, "name": c.name}  # type: ignore[union-attr]
-                                         for c in content], "thought": text or None, "source": "assistant",
-                             "type": "AssistantMessage"})
+                                         for c in content], "thought": text or None,
+                             "source": msg.speaker or "assistant", "type": "AssistantMessage"})
             self.pending = {c.call_id: (c.name, index) for c in content}  # type: ignore[union-attr]
             self.group = None
         elif msg.role == "assistant":
-            self.out.append({"content": text, "thought": None, "source": "assistant", "type": "AssistantMessage"})
+            self.out.append({"content": text, "thought": None, "source": msg.speaker or "assistant",
+                             "type": "AssistantMessage"})
             self.pending, self.group = {}, None
         elif msg.role == "system":
             self.out.append({"content": text, "type": "SystemMessage"})
         else:
-            self.out.append({"content": text, "source": "user", "type": "UserMessage"})
+            self.out.append({"content": text, "source": msg.speaker or "user", "type": "UserMessage"})
 
     def _rest(self, msg: Message, rest: list[Block], calls: list[ToolCallBlock], index: int) -> None:
         if msg.role == "assistant":
@@ -259,8 +260,12 @@ class _Writer:
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: of a source
-    message type that is model input (the canonical path looks at no other)."""
-    return writable(msg, NAME) and msg.source_type not in _NOT_IN_CONTEXT
+    message type that is model input (the canonical path looks at no other); a user's or assistant's speaker
+    its source (a SystemMessage has none: the canonical path reports it)."""
+    return writable(msg, NAME, speakers=msg.role in _SOURCED) and msg.source_type not in _NOT_IN_CONTEXT
+
+
+_SOURCED = frozenset({"user", "assistant"})
 
 
 def messages_out(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -118,7 +118,8 @@ class _Writer:
         if content and content[0].__class__ is not Call:  # a tool result
             bodies, source = [self._plain_result(msg)], self.callers.get(content[0].call_id, ("assistant", ""))[0]
         else:
-            source, bodies = msg.role, [] if text is None else [{"content": text, "type": "TextMessage"}]
+            source = msg.role if msg.speaker is None else msg.speaker
+            bodies = [] if text is None else [{"content": text, "type": "TextMessage"}]
             for call in content:
                 self.callers[call.call_id] = (source, call.name)  # type: ignore[union-attr]
             if content:
@@ -133,12 +134,14 @@ class _Writer:
             own["role"] = msg.role
             self.losses.add(index, "role", "carried",
                             f"AgentChat has no roles (a {msg.role} message from {source!r}); {_CARRIED}")
-        own["unnamed"] = True
+        if msg.speaker is None:
+            own["unnamed"] = True
         if self.patches:
             own["patch"] = self.patches
-        payload[_OWN] = own
+        if own:
+            payload[_OWN] = own
         text = UNNAMED if payload == _UNNAMED_PAYLOAD else dump_json(payload)  # most plain messages' payload
-        head = {"source": source, "models_usage": None, "metadata": {CARRY_KEY: text}}
+        head = {"source": source, "models_usage": None, "metadata": {CARRY_KEY: text} if payload else {}}
         self.out.append(({} if msg.external_id is None else {"id": msg.external_id}) | head | bodies[0])
         for body in bodies[1:]:
             self.out.append(head | {"models_usage": None, "metadata": {CARRY_KEY: PART}} | body)
@@ -428,7 +431,8 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: a source message
     type not AgentChat's (which the canonical path neither writes nor carries; AgentChat's picks the type), or
     the one the plain path writes anyway."""
-    if not writable(msg, NAME, ids=True):  # an id: its first item's, as the canonical path writes it
+    # an id: its first item's, as the canonical path writes it; a speaker: its source
+    if not writable(msg, NAME, ids=True, speakers=msg.role != "tool"):
         return False
     content = msg.content
     first = "text" if not content or content[0].__class__ is Call and msg.text is not None \

@@ -324,7 +324,7 @@ class _Writer:
             return
         kind = _TYPES[msg.role]
         data = {"content": msg.text or "", "additional_kwargs": {}, "response_metadata": {}, "type": kind,
-                "name": None, "id": msg.external_id}
+                "name": msg.speaker, "id": msg.external_id}
         if kind == "ai":
             fields: dict[str, list[Any]] = {"tool_calls": [], "invalid_tool_calls": []}
             for call in content:
@@ -348,8 +348,10 @@ class _Writer:
 
 
 def _takes(msg: Any) -> bool:
-    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (its id written)."""
-    return writable(msg, NAME, ids=True)  # its canonical path ignores source_type
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (its id and its
+    speaker written)."""
+    # its canonical path ignores source_type
+    return writable(msg, NAME, ids=True, speakers=msg.role != "tool")
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -214,6 +214,8 @@ def _plain_out(msg: Plain, index: int, losses: Losses) -> dict[str, Any]:
         text = _content_out([] if msg.text is None else [{"type": "text", "text": msg.text}], form)
     if form != "absent" or text is not None:
         body["content"] = text
+    if msg.speaker is not None:
+        body["name"] = msg.speaker
     if content or (msg.role == "assistant" and own.get("empty_tool_calls")):
         body["tool_calls"] = [_call_item(call) for call in content]  # type: ignore[arg-type]
     return _merge(body, extras)

@@ -281,13 +281,16 @@ class _Writer:
             self.out.append(_Out(body))
         else:
             prev = self.out[-1].body if self.out else None
+            named = {} if msg.speaker is None else {"name": msg.speaker}
             if msg.text is not None:
-                self.out.append(_Out({"role": msg.role, "content": msg.text}))
+                self.out.append(_Out({"role": msg.role, "content": msg.text, **named}))
             for call in content:
                 self.calls[call.call_id] = (call.name, False)
-                self.out.append(_Out({"role": "assistant", "content": "", "extra": {"function_id": call.call_id},
-                                      "function_call": {"name": call.name, "arguments": call.arguments_raw}}))
-            if msg.role == "assistant" and prev is not None and prev["role"] == "assistant" and prev.get("name") is None:
+                self.out.append(_Out({"role": "assistant", "content": "", **named,
+                                      "function_call": {"name": call.name, "arguments": call.arguments_raw},
+                                      "extra": {"function_id": call.call_id}}))
+            if msg.role == "assistant" and prev is not None and prev["role"] == "assistant" \
+                    and prev.get("name") == msg.speaker:
                 self.out[main].carried["split"] = True
         if msg.extras or msg.source_type is not None or msg.external_id is not None:
             self.out[main].carried.update(self._carried(msg, index))  # as _carry carries them
@@ -309,9 +312,9 @@ class _Writer:
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: not an empty
-    text (the general path drops or carries it), not an error; its source message type and id carried as the
-    general path carries them."""
-    return writable(msg, NAME, ids=True) and msg.text != "" \
+    text (the general path drops or carries it), not an error; its speaker its name, its source message type
+    and id carried as the general path carries them."""
+    return writable(msg, NAME, ids=True, speakers=msg.role != "tool") and msg.text != "" \
         and not (msg.role == "tool" and msg.content[0].is_error)
 
 

@@ -42,6 +42,7 @@ from ..model import (
     UsageBlock,
     VideoBlock,
 )
+from ..lean import Call, Plain, Result, Writable, bare_arguments
 from ._common import b64decode_exact, b64encode, dump_json, message_list, parse_json, validate, validate_others
 
 NAME = "autogen-core"
@@ -361,19 +362,60 @@ def to_canonical(data: Any) -> list[Message]:
     return messages_in(parsed)
 
 
-def to_writable(data: Any) -> list[Message]:
-    """:func:`to_canonical` for a conversion (``formats.convert``): the canonical fields of messages of plain
-    values, with no keys but their own (texts, calls whose arguments are a string, results noting whether
-    they failed), built from the items themselves (their plain types are their validation), the others'
-    from the source models. A property test holds it to :func:`to_canonical` (tests/test_lean_read.py)."""
+def to_writable(data: Any) -> list[Writable]:
+    """:func:`to_canonical` for a conversion (``formats.convert``): messages of plain values, with no keys but
+    their own, read from the items themselves (their plain types are their validation): a text, calls whose
+    arguments parse to exactly their text, or one result that did not fail, as a :class:`~store.lean.Plain`
+    with its speaker and message type; other texts, calls and results (a thought, several results, an
+    error) as canonical fields; the others' from the source models. A property test holds it to
+    :func:`to_canonical` (tests/test_lean_read.py)."""
     raw = message_list(data, NAME)
-    lean = [_lean(m) for m in raw]
+    lean = [_plain(m) or _lean(m) for m in raw]
     parsed = iter(validate_others(MESSAGES, raw, lean, NAME))
     models = [next(parsed) if fields is None else None for fields in lean]
     if problems := check_images(models):  # a lean item (None here) has no image: the indexes are the input's
         raise SchemaError(NAME, problems)
-    return CANONICAL.validate_python([fields if fields is not None else _IN[m["type"]](m)
-                                      for fields, m in zip(lean, models)])
+    read = [fields if fields is not None else _IN[m["type"]](m) for fields, m in zip(lean, models)]
+    try:
+        made = iter(CANONICAL.validate_python([m for m in read if m.__class__ is dict]))
+    except ValueError:  # located in the whole input, as to_canonical locates it
+        CANONICAL.validate_python([m if m.__class__ is dict else m.fields() for m in read])
+        raise
+    return [next(made) if m.__class__ is dict else m for m in read]
+
+
+def _plain(m: Any) -> Plain | None:
+    """A text, calls or one result of :func:`_lean`'s plain values as a :class:`~store.lean.Plain`; None
+    for any other."""
+    kind = m.get("type") if m.__class__ is dict else None
+    if kind.__class__ is not str or m.keys() != _KEYS.get(kind) or m.get("source", "").__class__ is not str \
+            or m.get("thought") is not None:
+        return None
+    content, speaker = m["content"], m.get("source")
+    if content.__class__ is str:
+        return None if kind == "FunctionExecutionResultMessage" else \
+            Plain(_ROLES[kind], content, NAME, speaker=speaker, source_type=kind)
+    if content.__class__ is not list or not content:
+        return None
+    if kind == "FunctionExecutionResultMessage":
+        r = content[0]
+        if len(content) != 1 or r.__class__ is not dict or len(r) != 4 or r.get("is_error") is not False \
+                or (output := r.get("content")).__class__ is not str \
+                or (call_id := r.get("call_id")).__class__ is not str \
+                or (name := r.get("name")).__class__ is not str:
+            return None
+        return Plain("tool", output, NAME, (Result(call_id),), name, source_type=kind)
+    if kind != "AssistantMessage":
+        return None
+    calls = []
+    for c in content:
+        if c.__class__ is not dict or len(c) != 3 or (raw := c.get("arguments")).__class__ is not str \
+                or (call_id := c.get("id")).__class__ is not str \
+                or (name := c.get("name")).__class__ is not str \
+                or not bare_arguments(raw):
+            return None
+        calls.append(Call(call_id, name, raw))
+    return Plain("assistant", None, NAME, tuple(calls), speaker=speaker, source_type=kind)
 
 
 _KEYS = {"SystemMessage": {"content", "type"}, "UserMessage": {"content", "source", "type"},
