@@ -280,10 +280,9 @@ def canonical(msgs: Sequence[Writable], of: tuple[type, ...] = (Plain, Parts),
     """``msgs`` with each of the classes ``of`` (by default every :class:`Plain` and :class:`Parts`)
     as its canonical message, validated in one call, but those ``unless`` takes (a writer's own plain
     path); ``msgs`` itself where none is left to make."""
-    def made_of(msg: Writable) -> bool:
-        return msg.__class__ in of and (unless is None or not unless(msg))
-
-    if not any(map(made_of, msgs)):
+    made_of = [msg.__class__ in of and (unless is None or not unless(msg)) for msg in msgs]
+    if True not in made_of:
         return msgs  # type: ignore[return-value]
-    made = iter(MESSAGES.validate_python([msg.fields() for msg in msgs if made_of(msg)]))  # type: ignore[union-attr]
-    return [next(made) if made_of(msg) else msg for msg in msgs]
+    fields = [msg.fields() for msg, make in zip(msgs, made_of) if make]  # type: ignore[union-attr]
+    made = iter(MESSAGES.validate_python(fields))
+    return [next(made) if make else msg for msg, make in zip(msgs, made_of)]

@@ -158,3 +158,30 @@ def test_plain_orphan_results_give_the_output_and_losses_of_the_canonical_path(t
     expected, expected_losses = write(canonical(list(_ORPHANS)), target)
     assert value == expected
     assert list(losses) == list(expected_losses)
+
+
+_speaker = st.sampled_from([None, None, "", "ana", "user", "assistant"])
+_plain_spoken = st.one_of(
+    st.builds(lambda r, t, s, f, k: Plain(r, t, f, speaker=s, source_type=k),
+              st.sampled_from(["system", "user", "assistant"]), _text, _speaker, _format,
+              st.sampled_from([None, "UserMessage", "TextMessage"])),
+    st.builds(lambda i, raw, t, s, f: Plain("assistant", t, f, (Call(i, "f", raw),), speaker=s), _id, _raw,
+              st.one_of(st.none(), _text), _speaker, _format),
+    st.builds(lambda i, t, f: Plain("tool", t, f, (Result(i),), "f"), _id, _text, _format),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_plain_spoken, max_size=6), st.sampled_from(TAKERS))
+def test_plain_messages_of_speakers_give_the_output_and_losses_of_the_canonical_path(msgs, target):
+    """A speaker (an autogen-core message's source) is written, carried or reported as a canonical name
+    is."""
+    try:
+        expected, expected_losses = write(canonical(list(msgs)), target)
+    except ConvstoreError as exc:
+        with pytest.raises(type(exc), match="^" + re.escape(str(exc)) + "$"):
+            write(list(msgs), target)
+        return
+    value, losses = write(list(msgs), target)
+    assert value == expected
+    assert list(losses) == list(expected_losses)

@@ -102,6 +102,8 @@ class _Writer:
         else:
             target = {"parts": [], "kind": kind}
             self.out.append(target)
+        if msg.speaker is not None:
+            self.losses.add(index, "name", detail=f"a Pydantic AI {kind} has no such field")
         report_extras(msg, index, self.losses, NAME)
         self.prompt, self.stamp, parts = None, None, target["parts"]
         if result:
@@ -299,8 +301,9 @@ _STAMPED = {"system-prompt", "user-prompt", "tool-return", "retry-prompt", "retr
 
 
 def _takes(msg: Any) -> bool:
-    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
-    return writable(msg, NAME, texts=ANY_ROLE)  # its canonical path ignores source_type
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (a speaker
+    reported dropped; its source message type ignored, as the canonical path ignores it)."""
+    return writable(msg, NAME, texts=ANY_ROLE, speakers=msg.role != "tool")
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -76,6 +76,8 @@ class _Writer:
     def plain(self, msg: Plain, index: int) -> None:
         """:meth:`message` of a plain message (``store.lean``) that :func:`_takes`: the same parts and
         losses, made without its canonical message (tests/test_lean_load.py holds them to be the same)."""
+        if msg.speaker:
+            self.losses.add(index, "name", detail="UIMessages have no such field")
         report_extras(msg, index, self.losses, NAME)
         content = msg.content
         if content and content[0].__class__ is not Call:  # a tool result, into its call's part
@@ -267,8 +269,9 @@ class _Writer:
 
 
 def _takes(msg: Any) -> bool:
-    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be."""
-    return writable(msg, NAME, own=False)  # its canonical path ignores source_type
+    """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (a speaker
+    reported dropped; its source message type ignored, as the canonical path ignores it)."""
+    return writable(msg, NAME, own=False, speakers=msg.role != "tool")
 
 
 def write(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]] | dict[str, Any]:
