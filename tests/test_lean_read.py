@@ -445,6 +445,24 @@ def _vc_turn(**more: Any) -> list[Any]:
     return [{"id": "m", "role": "assistant", "parts": [{"type": "step-start"}, {"type": "text", "text": "t"}, tool]}]
 
 
+def _dc_text(metadata: Any) -> dict[str, Any]:
+    return {"id": None, "content": "t", "role": "user", "metadata": metadata, "tool_call_id": None}
+
+
+def _dc_result(metadata: Any) -> dict[str, Any]:
+    return {"id": None, "content": "o", "role": "tool", "metadata": metadata, "tool_call_id": "c", "function": "f",
+            "error": None}
+
+
+_DC_METADATA = [  # a Docent item's metadata: only other formats' notes carried make it a plain one
+    {"convstore": {"extras": {"openai": {"fields": {"reasoning_content": "r"}}}}},
+    {"convstore": {"extras": {"openai": {}, "qwen": {"fields": {"x": 1}}}}},
+    {"convstore": {"extras": {"docent": {"x": 1}}}}, {"convstore": {"extras": {}}}, {"convstore": {"extras": 5}},
+    {"convstore": {"extras": {"openai": 5}}}, {"convstore": {"extras": {"openai": {}}, "name": "ana"}},
+    {"convstore": {"extras": {"openai": {}}}, "k": 1}, {"k": 1}, {}, {"convstore": "x"}, {"convstore": None},
+]
+
+
 @pytest.mark.parametrize(("fmt", "items"), [
     ("agentscope2", _as2_turn_of({"splits": [3], "unmarked": True})),
     ("agentscope2", _as2_turn_of({"splits": [3]})),
@@ -464,9 +482,11 @@ def _vc_turn(**more: Any) -> list[Any]:
                       "kind": "request"}]),
     ("pydantic-ai", [{"parts": [{"tool_name": "f", "args": None, "part_kind": "tool-call", "tool_call_id": "c"}],
                       "kind": "response"}]),
+    *[("docent", [_dc_text(meta), _dc_result(meta)]) for meta in _DC_METADATA],
 ], ids=["as2-plain", "as2-marked", "as2-bad-splits", "as2-result-metadata", "as2-pending", "as2-results-joined",
         "as2-text-bad-splits", "as2-text-unmarked", "vc-plain", "vc-more-keys", "vc-json-output", "vc-error",
-        "vc-no-parts", "vc-no-input", "pa-null-content", "pa-null-args"])
+        "vc-no-parts", "vc-no-input", "pa-null-content", "pa-null-args",
+        *[f"dc-metadata-{n}" for n in range(len(_DC_METADATA))]])
 def test_near_misses_read_as_the_canonical_path_reads_them(fmt, items):
     """Near misses of plain turns (a text, a call, its result and another) that random ones seldom hit:
     each read as the canonical path reads it, or refused with the same error."""
@@ -477,6 +497,15 @@ def test_near_misses_read_as_the_canonical_path_reads_them(fmt, items):
         _same_error(exc, lambda: module.to_writable(copy.deepcopy(items)))
         return
     assert canonical(module.to_writable(copy.deepcopy(items))) == expected
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_docent_items_of_carried_notes_convert_as_the_canonical_path_converts_them(target):
+    items = [item for meta in _DC_METADATA[:2] for item in (_dc_text(meta), _dc_result(meta))]
+    expected, expected_losses = write(read(copy.deepcopy(items), "docent"), target)
+    losses: list[Loss] = []
+    assert convert(copy.deepcopy(items), from_="docent", to=target, on_loss=losses.append) == expected
+    assert losses == list(expected_losses)
 
 
 @pytest.mark.parametrize("notes", ["junk", [], 5])

@@ -383,12 +383,13 @@ def _read(data: Any, lean: bool) -> list[Writable]:
         raise SchemaError(NAME, [problem]) from None
 
 
-_NULLS = {role: ("id", "metadata", *shape) for role, shape in _SHAPE.items()}
+_NULLS = {role: ("id", *shape) for role, shape in _SHAPE.items()}
 
 
 def _plain_item(d: Any) -> Plain | None:
     """An item as ``model_dump`` writes a text (not empty) or a result of its call's id (and its
-    function's name, or null) as its message, or as convstore writes an assistant's calls (a text
+    function's name, or null) as its message, its metadata null or only other formats' notes that
+    convstore carried (:func:`_carried_notes`), or as convstore writes an assistant's calls (a text
     before them or not), read from the item itself; None for any other."""
     if d.__class__ is not dict or (text := d.get("content")).__class__ is not str \
             or (role := d.get("role")).__class__ is not str or role not in _NULLS:
@@ -397,15 +398,29 @@ def _plain_item(d: Any) -> Plain | None:
         return _plain_calls(d, text)
     nulls = _NULLS[role]
     if role == "tool":
-        nulls = nulls[:2] + nulls[4:]  # not the call's id nor the function
+        nulls = nulls[:1] + nulls[3:]  # not the call's id nor the function
         call_id, name = d.get("tool_call_id"), d.get("function")
         if call_id.__class__ is not str or not (name is None or name.__class__ is str):
             return None
     elif not text:
         return None  # an empty text has no block
-    if len(d) != len(_NULLS[role]) + 2 or any(d.get(key, 0) is not None for key in nulls):
+    if len(d) != len(_NULLS[role]) + 3 or any(d.get(key, 0) is not None for key in nulls):
         return None
-    return Plain("tool", text, NAME, (Result(call_id),), name) if role == "tool" else Plain(role, text, NAME)
+    extras = None if (meta := d.get("metadata", 0)) is None else _carried_notes(meta)
+    if extras is None and meta is not None:
+        return None
+    return Plain("tool", text, NAME, (Result(call_id),), name, extras) if role == "tool" \
+        else Plain(role, text, NAME, extras=extras)
+
+
+def _carried_notes(meta: Any) -> dict[str, Any] | None:
+    """Other formats' notes, where they are all an item's metadata holds (``{"convstore": {"extras":
+    {...}}}``, as convstore carries an OpenAI message's ``reasoning_content``); None for any other."""
+    marks = meta.get(CARRY_KEY) if meta.__class__ is dict and len(meta) == 1 else None
+    if marks.__class__ is not dict or len(marks) != 1 or not (extras := marks.get("extras")) \
+            or not notes_bag(extras) or NAME in extras:
+        return None
+    return extras
 
 
 _CALL_KEYS = ("id", "function", "arguments", "type", "parse_error", "view", "google_thought_signature")
