@@ -242,14 +242,15 @@ def writable(msg: Any, fmt: str, *, texts: frozenset[str] = PLAIN_ROLES, own: bo
     """Whether ``msg`` is a :class:`Plain` that a writer of ``fmt`` writes itself, without its canonical
     message (the writer's ``plain`` path; others are made canonical first, :func:`canonical`): one without
     ``fmt``'s notes (nor read from ``fmt``, unless ``own``; nor with an id, unless ``ids``; nor with a
-    speaker, unless ``speakers``), a text of a role
+    speaker, unless ``speakers``, and never a tool message's: a writer's plain path writes a text's or
+    calls' speaker, a result's name is its tool's), a text of a role
     in ``texts``, an assistant's calls or a tool's result. Its source message type, if any, the plain path
     carries or ignores as the canonical path does. A writer may add conditions of its own;
     tests/test_lean_load.py and tests/test_lean_read.py hold every writer's output and losses to the
     canonical path's."""
     if msg.__class__ is not Plain or msg.extras and fmt in msg.extras \
             or not own and msg.source_format == fmt or msg.external_id is not None and not ids \
-            or msg.speaker is not None and not speakers:
+            or msg.speaker is not None and not (speakers and msg.role != "tool"):
         return False
     if not msg.content:
         return msg.text is not None and msg.role in texts

@@ -399,7 +399,7 @@ def _takes(msg: Any) -> bool:
     Msg writes, and a result joins its call's); a text's or calls' speaker its Msg's name, its source message
     type carried as the canonical path carries it."""
     head = msg.role != "tool"
-    return writable(msg, NAME, ids=head, speakers=head) and (head or msg.name is not None)
+    return writable(msg, NAME, ids=head, speakers=True) and (head or msg.name is not None)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

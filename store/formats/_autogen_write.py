@@ -432,7 +432,7 @@ def _takes(msg: Any) -> bool:
     type not AgentChat's (which the canonical path neither writes nor carries; AgentChat's picks the type), or
     the one the plain path writes anyway."""
     # an id: its first item's, as the canonical path writes it; a speaker: its source
-    if not writable(msg, NAME, ids=True, speakers=msg.role != "tool"):
+    if not writable(msg, NAME, ids=True, speakers=True):
         return False
     content = msg.content
     first = "text" if not content or content[0].__class__ is Call and msg.text is not None \

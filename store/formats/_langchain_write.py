@@ -351,7 +351,7 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (its id and its
     speaker written)."""
     # its canonical path ignores source_type
-    return writable(msg, NAME, ids=True, speakers=msg.role != "tool")
+    return writable(msg, NAME, ids=True, speakers=True)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -303,7 +303,7 @@ _STAMPED = {"system-prompt", "user-prompt", "tool-return", "retry-prompt", "retr
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (a speaker
     reported dropped; its source message type ignored, as the canonical path ignores it)."""
-    return writable(msg, NAME, texts=ANY_ROLE, speakers=msg.role != "tool")
+    return writable(msg, NAME, texts=ANY_ROLE, speakers=True)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -314,7 +314,7 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: not an empty
     text (the general path drops or carries it), not an error; its speaker its name, its source message type
     and id carried as the general path carries them."""
-    return writable(msg, NAME, ids=True, speakers=msg.role != "tool") and msg.text != "" \
+    return writable(msg, NAME, ids=True, speakers=True) and msg.text != "" \
         and not (msg.role == "tool" and msg.content[0].is_error)
 
 

@@ -271,7 +271,7 @@ class _Writer:
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (a speaker
     reported dropped; its source message type ignored, as the canonical path ignores it)."""
-    return writable(msg, NAME, own=False, speakers=msg.role != "tool")
+    return writable(msg, NAME, own=False, speakers=True)
 
 
 def write(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]] | dict[str, Any]:
