@@ -29,7 +29,7 @@ from . import (
     qwen,
     vercel_ai,
 )
-from ._common import Loss, Losses, StandIn
+from ._common import Loss, Losses, StandIn, validated
 from ._ids import fill_call_ids, missing_ids
 
 __all__ = ["FORMATS", "Format", "Loss", "Losses", "convert", "detect", "get_format", "read", "write"]
@@ -149,7 +149,7 @@ def read_marked(data: Any, format: str, stand_in: StandIn | None = None, *, lean
             reader = fmt.to_writable if lean and fmt.to_writable is not None else fmt.to_canonical
             return reader(data), fmt, None
         fields, plain = fmt.read_fields(data, stand_in)
-        return _validated(fields, lambda: fmt.read_fields(data)[0]), fmt, plain  # type: ignore[misc]
+        return validated(fields, lambda: fmt.read_fields(data)[0]), fmt, plain  # type: ignore[misc]
     except (RecursionError, ValueError, UnicodeError, OverflowError) as exc:
         raise _input_error(exc, f"cannot read {fmt.name} input") from None
 
@@ -162,24 +162,12 @@ def read_stream_marked(chunks: Iterable[list[Any]], fmt: Format, stand_in: Stand
     while True:
         try:
             chunk, fields, plain = next(fields_of)
-            msgs = _validated(fields, lambda: fmt.read_fields(chunk)[0])  # type: ignore[misc]
+            msgs = validated(fields, lambda: fmt.read_fields(chunk)[0])  # type: ignore[misc]
         except StopIteration:
             return
         except (RecursionError, ValueError, UnicodeError, OverflowError) as exc:
             raise _input_error(exc, f"cannot read {fmt.name} input") from None
         yield chunk, msgs, plain
-
-
-def _validated(fields: list[Any], every: Callable[[], list[dict[str, Any]]]) -> list[Any]:
-    """Canonical messages of the fields (dicts); stand-ins as they are."""
-    if all(f.__class__ is dict for f in fields):
-        return CANONICAL.validate_python(fields)
-    try:
-        made = iter(CANONICAL.validate_python([f for f in fields if f.__class__ is dict]))
-    except ValueError:  # its error located in the whole input: read again without stand-ins
-        CANONICAL.validate_python(every())
-        raise
-    return [next(made) if f.__class__ is dict else f for f in fields]
 
 
 NEEDS_CALL_IDS = frozenset({"openai", "openai-responses", "anthropic", "docent"})

@@ -78,6 +78,22 @@ def made(read: list[Any]) -> list[Any]:
     return [next(validated) if m.__class__ is dict else m for m in read]
 
 
+def validated(fields: list[Any], every: Callable[[], list[dict[str, Any]]]) -> list[Any]:
+    """Canonical messages of the fields (dicts) among a reader's messages, validated in one call; the others
+    (plain messages, stand-ins) as they are. An error is located in the whole input: ``every`` gives all its
+    messages as fields, validated again for it."""
+    from ..model import MESSAGES  # local, as in made
+
+    if all(f.__class__ is dict for f in fields):
+        return MESSAGES.validate_python(fields)
+    try:
+        made = iter(MESSAGES.validate_python([f for f in fields if f.__class__ is dict]))
+    except ValueError:
+        MESSAGES.validate_python(every())
+        raise
+    return [next(made) if f.__class__ is dict else f for f in fields]
+
+
 def _problems(exc: pydantic.ValidationError, data: Any) -> list[tuple[int | None, str, str]]:
     found: list[tuple[int | None, tuple[Any, ...], str]] = []
     for err in exc.errors(include_url=False):

@@ -43,7 +43,9 @@ from ..model import (
     VideoBlock,
 )
 from ..lean import Call, Plain, Result, Writable, bare_arguments
-from ._common import b64decode_exact, b64encode, dump_json, message_list, parse_json, validate, validate_others
+from ._common import (
+    b64decode_exact, b64encode, dump_json, message_list, parse_json, validate, validate_others, validated,
+)
 
 NAME = "autogen-core"
 
@@ -376,20 +378,14 @@ def to_writable(data: Any) -> list[Writable]:
     if problems := check_images(models):  # a lean item (None here) has no image: the indexes are the input's
         raise SchemaError(NAME, problems)
     read = [fields if fields is not None else _IN[m["type"]](m) for fields, m in zip(lean, models)]
-    try:
-        made = iter(CANONICAL.validate_python([m for m in read if m.__class__ is dict]))
-    except ValueError:  # located in the whole input, as to_canonical locates it
-        CANONICAL.validate_python([m if m.__class__ is dict else m.fields() for m in read])
-        raise
-    return [next(made) if m.__class__ is dict else m for m in read]
+    # an error located in the whole input, as to_canonical locates it
+    return validated(read, lambda: [m if m.__class__ is dict else m.fields() for m in read])
 
 
 def _plain(m: Any) -> Plain | None:
     """A text, calls or one result of :func:`_lean`'s plain values as a :class:`~store.lean.Plain`; None
     for any other."""
-    kind = m.get("type") if m.__class__ is dict else None
-    if kind.__class__ is not str or m.keys() != _KEYS.get(kind) or m.get("source", "").__class__ is not str \
-            or m.get("thought") is not None:
+    if (kind := _kind(m)) is None or m.get("thought") is not None:
         return None
     content, speaker = m["content"], m.get("source")
     if content.__class__ is str:
@@ -398,24 +394,15 @@ def _plain(m: Any) -> Plain | None:
     if content.__class__ is not list or not content:
         return None
     if kind == "FunctionExecutionResultMessage":
-        r = content[0]
-        if len(content) != 1 or r.__class__ is not dict or len(r) != 4 or r.get("is_error") is not False \
-                or (output := r.get("content")).__class__ is not str \
-                or (call_id := r.get("call_id")).__class__ is not str \
-                or (name := r.get("name")).__class__ is not str:
+        if len(content) != 1 or (result := _result(content[0])) is None or result[3]:  # one, not failed
             return None
+        call_id, name, output, _ = result
         return Plain("tool", output, NAME, (Result(call_id),), name, source_type=kind)
-    if kind != "AssistantMessage":
+    calls = [_call(c) for c in content] if kind == "AssistantMessage" else [None]
+    if None in calls or not all(bare_arguments(raw) for _, _, raw in calls):  # type: ignore[misc]
         return None
-    calls = []
-    for c in content:
-        if c.__class__ is not dict or len(c) != 3 or (raw := c.get("arguments")).__class__ is not str \
-                or (call_id := c.get("id")).__class__ is not str \
-                or (name := c.get("name")).__class__ is not str \
-                or not bare_arguments(raw):
-            return None
-        calls.append(Call(call_id, name, raw))
-    return Plain("assistant", None, NAME, tuple(calls), speaker=speaker, source_type=kind)
+    made = tuple(Call(*c) for c in calls)  # type: ignore[misc]
+    return Plain("assistant", None, NAME, made, speaker=speaker, source_type=kind)
 
 
 _KEYS = {"SystemMessage": {"content", "type"}, "UserMessage": {"content", "source", "type"},
@@ -425,10 +412,17 @@ _ROLES = {"SystemMessage": "system", "UserMessage": "user", "AssistantMessage": 
           "FunctionExecutionResultMessage": "tool"}
 
 
-def _lean(m: Any) -> dict[str, Any] | None:
-    """The canonical fields of a message of plain values, as ``_IN`` builds them; None for any other."""
+def _kind(m: Any) -> str | None:
+    """The type of an item with no keys but its type's own (its source a string); None for any other."""
     kind = m.get("type") if m.__class__ is dict else None
     if kind.__class__ is not str or m.keys() != _KEYS.get(kind) or m.get("source", "").__class__ is not str:
+        return None
+    return kind
+
+
+def _lean(m: Any) -> dict[str, Any] | None:
+    """The canonical fields of a message of plain values, as ``_IN`` builds them; None for any other."""
+    if (kind := _kind(m)) is None:
         return None
     content, thought = m["content"], m.get("thought")
     if kind == "FunctionExecutionResultMessage":
@@ -450,20 +444,37 @@ def _lean(m: Any) -> dict[str, Any] | None:
     return fields
 
 
-def _lean_call(c: Any) -> dict[str, Any] | None:
+def _call(c: Any) -> tuple[str, str, str] | None:
+    """A FunctionCall of strings and no other keys: its id, name and arguments; None for any other."""
     if c.__class__ is not dict or len(c) != 3 or (raw := c.get("arguments")).__class__ is not str \
             or (call_id := c.get("id")).__class__ is not str or (name := c.get("name")).__class__ is not str:
         return None
+    return call_id, name, raw
+
+
+def _result(r: Any) -> tuple[str, str, str, bool] | None:
+    """A FunctionExecutionResult of plain values and no other keys: its call id, name, content and whether
+    it failed; None for any other."""
+    if r.__class__ is not dict or len(r) != 4 or (output := r.get("content")).__class__ is not str \
+            or (call_id := r.get("call_id")).__class__ is not str or (name := r.get("name")).__class__ is not str \
+            or (is_error := r.get("is_error")).__class__ is not bool:
+        return None
+    return call_id, name, output, is_error
+
+
+def _lean_call(c: Any) -> dict[str, Any] | None:
+    if (call := _call(c)) is None:
+        return None
+    call_id, name, raw = call
     arguments, error = parse_json(raw)
     return {"kind": "tool_call", "call_id": call_id, "name": name, "arguments": arguments, "arguments_raw": raw,
             "parse_error": error}
 
 
 def _lean_result(r: Any) -> dict[str, Any] | None:
-    if r.__class__ is not dict or len(r) != 4 or (output := r.get("content")).__class__ is not str \
-            or (call_id := r.get("call_id")).__class__ is not str or (name := r.get("name")).__class__ is not str \
-            or (is_error := r.get("is_error")).__class__ is not bool:
+    if (result := _result(r)) is None:
         return None
+    call_id, name, output, is_error = result
     return {"kind": "tool_result", "call_id": call_id, "name": name, "output": output, "is_error": is_error}
 
 
