@@ -26,7 +26,7 @@ from . import bulk, docs
 from .codec import PLAIN_COLUMNS, BlobSink
 from .docs import MAX_DOC, MIN_HOLE
 from .errors import ConvstoreError
-from .formats import CANONICAL, openai
+from .formats import openai
 from .formats._common import parse_data_uri
 from .holes import CONTENT, HOLE, HOLE_JSON, OPEN, PLAIN
 from .kept_once import kept_size
@@ -34,6 +34,7 @@ from .lean import (LIST_NOTES, OWN_KEYS, PLAIN_ROLES, RESULT_KEYS, TEXT_KEYS, Ca
                    Writable, bare_arguments)
 from .limits import BOUNDS, Limits, check_input, stored_size
 from .links import LinkPlan
+from .model import MESSAGES as CANONICAL
 from .schema import BlockRow, JSONText, MessageRow, dumps
 
 _OWN = len("openai")  # each row's source format, counted in its size as a budget counts it

@@ -11,7 +11,7 @@ from ..errors import ConvstoreError, FormatDetectionError, InputError, UnknownFo
 from ..gcpause import paused_gc
 from ..lean import Writable, canonical, convertible
 from ..limits import check_input
-from ..model import MESSAGES as CANONICAL, Message
+from ..model import Message
 from . import (
     agent_framework,
     agentscope,

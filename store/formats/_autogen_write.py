@@ -140,8 +140,9 @@ class _Writer:
             own["patch"] = self.patches
         if own:
             payload[_OWN] = own
-        text = UNNAMED if payload == _UNNAMED_PAYLOAD else dump_json(payload)  # most plain messages' payload
-        head = {"source": source, "models_usage": None, "metadata": {CARRY_KEY: text} if payload else {}}
+        metadata = {} if not payload else {  # most plain messages' payload is UNNAMED
+            CARRY_KEY: UNNAMED if payload == _UNNAMED_PAYLOAD else dump_json(payload)}
+        head = {"source": source, "models_usage": None, "metadata": metadata}
         self.out.append(({} if msg.external_id is None else {"id": msg.external_id}) | head | bodies[0])
         for body in bodies[1:]:
             self.out.append(head | {"models_usage": None, "metadata": {CARRY_KEY: PART}} | body)

@@ -416,11 +416,16 @@ def _plain_item(d: Any) -> Plain | None:
 def _carried_notes(meta: Any) -> dict[str, Any] | None:
     """Other formats' notes, where they are all an item's metadata holds (``{"convstore": {"extras":
     {...}}}``, as convstore carries an OpenAI message's ``reasoning_content``); None for any other."""
-    marks = meta.get(CARRY_KEY) if meta.__class__ is dict and len(meta) == 1 else None
+    marks = _only_marks(meta)
     if marks.__class__ is not dict or len(marks) != 1 or not (extras := marks.get("extras")) \
             or not notes_bag(extras) or NAME in extras:
         return None
     return extras
+
+
+def _only_marks(meta: Any) -> Any:
+    """An item's convstore notes, where they are all its metadata holds; None for any other."""
+    return meta.get(CARRY_KEY) if meta.__class__ is dict and len(meta) == 1 else None
 
 
 _CALL_KEYS = ("id", "function", "arguments", "type", "parse_error", "view", "google_thought_signature")
@@ -431,8 +436,7 @@ def _plain_calls(d: dict[str, Any], text: str) -> Plain | None:
     """An assistant's item as convstore writes a message of calls (after a text or not): each call's
     arguments an object, their text in the item's notes (``calls``; ``extras``: other formats' notes),
     where that text parses to exactly them; None for any other."""
-    meta = d.get("metadata")
-    marks = meta.get(CARRY_KEY) if meta.__class__ is dict and len(meta) == 1 else None
+    marks = _only_marks(d.get("metadata"))
     if len(d) != 6 or d.get("id", 0) is not None or d.get("model", 0) is not None \
             or marks.__class__ is not dict or not marks.keys() <= _CALL_MARKS \
             or (raws := marks.get("calls")).__class__ is not dict \
