@@ -99,6 +99,26 @@ def _plain(block: Block, notes: bool = False) -> bool:
         and block.error is None
 
 
+_MEDIA_BLOCKS = frozenset({ImageBlock, AudioBlock, VideoBlock, FileBlock})
+
+
+def _known_patch(block: Block, d: dict[str, Any]) -> dict[str, Any] | None:
+    """The patch of a reasoning or media block without this format's notes, written as ``d``, where it is
+    known without reading ``d`` back (most foreign blocks); None where it is not."""
+    cls = block.__class__
+    if cls is ReasoningBlock:  # redacted reasoning writes its data, other reasoning none
+        known = block.redacted == (block.data is not None)  # type: ignore[union-attr]
+    else:  # a media block: one of its data and url written, with a media type whose major type is its kind's
+        known = cls in _MEDIA_BLOCKS and block.file_id is None and (block.url is None) != (block.data is None) \
+            and _MEDIA.get(d["source"]["media_type"].split("/", 1)[0], FileBlock) is cls  # type: ignore[union-attr]
+    if not known:
+        return None
+    patch = block.model_dump(mode="json", include={"extras"}) if block.extras else {}
+    if cls is not ReasoningBlock and block.media_type is None:  # type: ignore[union-attr]
+        patch["media_type"] = None  # the one written was guessed
+    return patch
+
+
 class _Writer:
     """Builds Msgs: split-off parts go back into their Msg, tool results into the Msg of their call."""
 
@@ -358,6 +378,8 @@ class _Writer:
         """The fields of ``block`` that reading its 2.x form back does not give."""
         if _plain(block, notes=True):  # reading back gives all but its notes (none of this format's)
             return block.model_dump(mode="json", include={"extras"})
+        if (known := _known_patch(block, d)) is not None:
+            return known
         if isinstance(block, ToolCallBlock) and block.arguments_raw is None and block.parse_error is None \
                 and not block.call_id_synthesized and parse_json(d["input"]) == (block.arguments, None):
             # read back with their text, else the same

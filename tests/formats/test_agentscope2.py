@@ -449,3 +449,15 @@ def test_any_canonical_input_comes_back_unless_reported(msgs):
     if all(loss.action == "carried" for loss in losses):
         assert [m.model_copy(update={"source_format": None}) for m in back] == msgs
     assert write(back, NAME)[0] == value  # and a second pass changes nothing
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(c_message, max_size=5))
+def test_patches_known_without_reading_back_are_those_reading_back_gives(msgs):
+    from store.formats import _agentscope2_write
+
+    fast = write(msgs, NAME)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_agentscope2_write, "_known_patch", lambda block, d: None)
+        slow = write(msgs, NAME)
+    assert fast[0] == slow[0] and list(fast[1]) == list(slow[1])
