@@ -99,23 +99,23 @@ def _plain(block: Block, notes: bool = False) -> bool:
         and block.error is None
 
 
-_MEDIA_BLOCKS = frozenset({ImageBlock, AudioBlock, VideoBlock, FileBlock})
-
-
 def _known_patch(block: Block, d: dict[str, Any]) -> dict[str, Any] | None:
     """The patch of a reasoning or media block without this format's notes, written as ``d``, where it is
     known without reading ``d`` back (most foreign blocks); None where it is not."""
-    cls = block.__class__
-    if cls is ReasoningBlock:  # redacted reasoning writes its data, other reasoning none
-        known = block.redacted == (block.data is not None)  # type: ignore[union-attr]
-    else:  # a media block: one of its data and url written, with a media type whose major type is its kind's
-        known = cls in _MEDIA_BLOCKS and block.file_id is None and (block.url is None) != (block.data is None) \
-            and _MEDIA.get(d["source"]["media_type"].split("/", 1)[0], FileBlock) is cls  # type: ignore[union-attr]
+    if isinstance(block, ReasoningBlock):  # redacted reasoning writes its data, other reasoning none
+        known, guessed = block.redacted == (block.data is not None), False
+    elif isinstance(block, (ImageBlock, AudioBlock, VideoBlock, FileBlock)):
+        # one of its data and url written, with a media type whose major type gives back its kind
+        known = block.file_id is None and (block.url is None) != (block.data is None) \
+            and _MEDIA.get(d["source"]["media_type"].split("/", 1)[0], FileBlock) is type(block)
+        guessed = block.media_type is None
+    else:
+        return None
     if not known:
         return None
     patch = block.model_dump(mode="json", include={"extras"}) if block.extras else {}
-    if cls is not ReasoningBlock and block.media_type is None:  # type: ignore[union-attr]
-        patch["media_type"] = None  # the one written was guessed
+    if guessed:  # the media type written was guessed: reading back would give it
+        patch["media_type"] = None
     return patch
 
 
