@@ -100,8 +100,12 @@ def _plain(block: Block, notes: bool = False) -> bool:
 
 
 def _known_patch(block: Block, d: dict[str, Any]) -> dict[str, Any] | None:
-    """The patch of a reasoning or media block without this format's notes, written as ``d``, where it is
-    known without reading ``d`` back (most foreign blocks); None where it is not."""
+    """The patch of a reasoning, media or result block without this format's notes, written as ``d``, where
+    it is known without reading ``d`` back (most foreign blocks); None where it is not."""
+    if isinstance(block, ToolResultBlock):
+        return _known_result_patch(block, d)
+    if NAME in block.extras:
+        return None
     if isinstance(block, ReasoningBlock):  # redacted reasoning writes its data, other reasoning none
         known, guessed = block.redacted == (block.data is not None), False
     elif isinstance(block, (ImageBlock, AudioBlock, VideoBlock, FileBlock)):
@@ -116,6 +120,26 @@ def _known_patch(block: Block, d: dict[str, Any]) -> dict[str, Any] | None:
     patch = block.model_dump(mode="json", include={"extras"}) if block.extras else {}
     if guessed:  # the media type written was guessed: reading back would give it
         patch["media_type"] = None
+    return patch
+
+
+def _known_result_patch(block: ToolResultBlock, d: dict[str, Any]) -> dict[str, Any] | None:
+    """:func:`_known_patch` of a result of blocks, known where each of its blocks' is: its output is then
+    patched where a block of it was dropped or reads back otherwise, its name where its call's was written."""
+    if block.error is not None or isinstance(block.output, str):
+        return None
+    same = len(d["output"]) == len(block.output)  # else a block was dropped: its output comes back otherwise
+    if same:
+        for part, written in zip(block.output, d["output"]):
+            known = {} if part.__class__ is TextBlock and not part.extras else _known_patch(part, written)
+            if known is None:
+                return None
+            same = same and not known
+    patch = block.model_dump(mode="json", include={"extras"}) if block.extras else {}
+    if block.name is None:
+        patch["name"] = None
+    if not same:
+        patch["output"] = block.model_dump(mode="json", include={"output"})["output"]
     return patch
 
 

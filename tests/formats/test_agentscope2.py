@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from store import convert
@@ -440,8 +440,18 @@ c_message = st.builds(
     metadata=st.sampled_from([{}, {"k": 1}]), extras=c_extras)
 
 
+c_results = st.builds(  # an assistant's call, then tool messages of results in its Msg
+    lambda call, results: [Message(role="assistant", content=[call])]
+    + [Message(role="tool", content=[r.model_copy(update={"call_id": call.call_id})]) for r in results],
+    st.builds(ToolCallBlock, call_id=call_ids, name=st.just("f"), arguments=st.just({})),
+    st.lists(st.builds(ToolResultBlock, call_id=call_ids, name=opt(st.sampled_from(["f", "g"])),
+                       output=st.lists(st.builds(TextBlock, text=text) | st.builds(ImageBlock, **media_kw)
+                                       | st.builds(FileBlock, **media_kw) | c_inner, max_size=3),
+                       is_error=st.booleans(), extras=c_extras), min_size=1, max_size=2))
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.lists(c_message, max_size=5))
+@given(st.lists(c_message, max_size=5) | c_results)
 def test_any_canonical_input_comes_back_unless_reported(msgs):
     value, losses = write(msgs, NAME)
     json.dumps(value)
@@ -452,7 +462,9 @@ def test_any_canonical_input_comes_back_unless_reported(msgs):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(c_message, max_size=5))
+@given(st.lists(c_message, max_size=5) | c_results)
+@example([Message(role="assistant", content=[ToolCallBlock(call_id="c1", name="f", arguments={})]),
+          Message(role="tool", content=[ToolResultBlock(call_id="c1", output=[ImageBlock(url="https://e.com/a")])])])
 def test_patches_known_without_reading_back_are_those_reading_back_gives(msgs):
     from store.formats import _agentscope2_write
 
