@@ -161,12 +161,13 @@ def test_plain_orphan_results_give_the_output_and_losses_of_the_canonical_path(t
 
 
 _speaker = st.sampled_from([None, None, "", "ana", "user", "assistant"])
+_spoken_notes = st.sampled_from([None, None, {"openai": {"reasoning_content": "r"}}, {"autogen": {"x": [1]}}])
 _plain_spoken = st.one_of(
-    st.builds(lambda r, t, s, f, k: Plain(r, t, f, speaker=s, source_type=k),
+    st.builds(lambda r, t, s, f, k, e: Plain(r, t, f, speaker=s, source_type=k, extras=e),
               st.sampled_from(["system", "user", "assistant"]), _text, _speaker, _format,
-              st.sampled_from([None, "UserMessage", "TextMessage"])),
-    st.builds(lambda i, raw, t, s, f: Plain("assistant", t, f, (Call(i, "f", raw),), speaker=s), _id, _raw,
-              st.one_of(st.none(), _text), _speaker, _format),
+              st.sampled_from([None, "UserMessage", "TextMessage"]), _spoken_notes),
+    st.builds(lambda i, raw, t, s, f, e: Plain("assistant", t, f, (Call(i, "f", raw),), speaker=s, extras=e),
+              _id, _raw, st.one_of(st.none(), _text), _speaker, _format, _spoken_notes),
     st.builds(lambda i, t, f: Plain("tool", t, f, (Result(i),), "f"), _id, _text, _format),
 )
 

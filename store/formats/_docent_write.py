@@ -311,8 +311,14 @@ def _plain_out(msg: Plain, index: int, losses: Losses) -> _Out:
             d.update(model=None, tool_calls=calls or None)
         elif msg.role == "user":
             d["tool_call_id"] = None
-    if msg.extras or msg.source_type is not None:  # its type, another format's notes: as _message_marks has them
-        head: dict[str, Any] = {} if msg.source_type is None else {"source_type": msg.source_type}
+    if msg.extras or msg.source_type is not None or msg.speaker:  # as _message_marks has them: its speaker
+        head: dict[str, Any] = {}  # (an empty one only beside something else), its type, other formats' notes
+        if msg.speaker is not None:
+            head["name"] = msg.speaker
+            losses.add(index, "name", "carried",
+                       f"Docent {msg.role} messages have no such field; kept in metadata.{CARRY_KEY}")
+        if msg.source_type is not None:
+            head["source_type"] = msg.source_type
         for name in msg.extras or ():
             losses.add(index, f"extras.{name}", "carried",
                        f"Docent {msg.role} messages have no such field; kept in metadata.{CARRY_KEY}")
@@ -326,8 +332,8 @@ def _plain_out(msg: Plain, index: int, losses: Losses) -> _Out:
 
 def _takes(msg: Any) -> bool:
     """Whether :func:`_plain_out` writes a plain message as its canonical one would be: not an error (its
-    source message type carried as the canonical path carries it, its id written)."""
-    return writable(msg, NAME, ids=True) and not (msg.role == "tool" and msg.content[0].is_error)
+    source message type and its speaker carried as the canonical path carries them, its id written)."""
+    return writable(msg, NAME, ids=True, speakers=True) and not (msg.role == "tool" and msg.content[0].is_error)
 
 
 # --- Docent's ordering rules -------------------------------------------------------
