@@ -235,10 +235,12 @@ def _answers(response: dict[str, Any], call: dict[str, Any]) -> bool:
 
 
 def _report(msg: Message | Plain, index: int, losses: Losses) -> None:
-    if msg.__class__ is not Plain:  # a plain message has none of these fields
+    if msg.__class__ is not Plain:
         for name in _NOT_IN_GEMINI:
             if getattr(msg, name):
                 losses.add(index, name, detail="Gemini contents have no such field")
+    elif msg.speaker:  # the one of these fields a plain message may have: its name
+        losses.add(index, "name", detail="Gemini contents have no such field")
     report_extras(msg, index, losses, NAME)
 
 
@@ -273,7 +275,7 @@ def _system_out(messages: list[tuple[int, Message]], writer: _Writer, first_chat
 
 def _takes(msg: Any) -> bool:
     """Whether a plain message is written as its canonical one would be (:meth:`_Writer.plain_parts`)."""
-    return writable(msg, NAME, texts=ANY_ROLE, own=False)  # its canonical path ignores source_type
+    return writable(msg, NAME, texts=ANY_ROLE, own=False, speakers=True)  # its canonical path ignores source_type
 
 
 def write(messages: list[Message | Plain], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:

@@ -190,7 +190,8 @@ def _finish_reason(msg: Message | Plain) -> str:
 def _is_instructions(msg: Message) -> bool:
     if msg.source_format == NAME:
         return bool(_own(msg).get("instructions"))
-    return msg.role == "system" and msg.name is None  # a named one stays a message, keeping its name
+    # a named one stays a message, keeping its name (a plain message's speaker; its name is a result's tool's)
+    return msg.role == "system" and (msg.speaker if msg.__class__ is Plain else msg.name) is None
 
 
 def _output_start(messages: list[Message], first: int) -> int:
@@ -209,6 +210,8 @@ def _message(msg: Message | Plain, index: int, writer: _Writer, output: bool) ->
     _report(msg, index, writer.losses)
     if msg.__class__ is Plain:
         out = {"role": msg.role, "parts": writer.plain_parts(msg, index)}  # type: ignore[arg-type]
+        if msg.speaker is not None:
+            out["name"] = msg.speaker
         return {**out, "finish_reason": _finish_reason(msg)} if output else out
     native = msg.source_format == NAME
     out: dict[str, Any] = {"role": (msg.source_role or msg.role) if native else msg.role,
@@ -225,7 +228,7 @@ def _message(msg: Message | Plain, index: int, writer: _Writer, output: bool) ->
 
 def _takes(msg: Any) -> bool:
     """Whether a plain message is written as its canonical one would be (:meth:`_Writer.plain_parts`)."""
-    return writable(msg, NAME, texts=ANY_ROLE)  # its canonical path ignores source_type
+    return writable(msg, NAME, texts=ANY_ROLE, speakers=True)  # its canonical path ignores source_type
 
 
 def write(messages: list[Message | Plain], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:
