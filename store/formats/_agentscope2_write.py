@@ -31,6 +31,7 @@ class _Part:
         self.carried: dict[int, Block] = {}
         self.checks: list[tuple[int, Block, dict[str, Any]]] = []  # foreign blocks to read back
         self.written = 0
+        self.named = False  # a plain result written with its call's name, which reading back would give it
 
 
 class _Out:
@@ -200,7 +201,9 @@ class _Writer:
             call_id = content[0].call_id
             if call_id in self.calls:
                 self.answered.add(call_id)
-                items.append({"type": "tool_result", "id": call_id, "name": m.name, "output": m.text,
+                part.named = m.name is None
+                items.append({"type": "tool_result", "id": call_id,
+                              "name": self.calls[call_id][1]["name"] if part.named else m.name, "output": m.text,
                               "state": "error" if content[0].is_error else "success", "metadata": {},  # type: ignore[union-attr]
                               "finished_at": None})
             else:
@@ -229,6 +232,8 @@ class _Writer:
             payload["unset"] = ["name"]
         if m.role != _ROLE_OF.get(kind, out.msg["role"]):
             payload["as_role"] = m.role
+        if part.named:
+            payload["block_patch"] = {"0": {"name": None}}
         if payload:
             self._report(part, payload)
         return payload
@@ -441,11 +446,9 @@ _SILENT = frozenset({"unset", "as_role"})
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.add_plain` writes a plain message as its canonical one would be: a result
-    naming its tool too (else its part is read back to be checked), without an id (which only the head of a
-    Msg writes, and a result joins its call's); a text's or calls' speaker its Msg's name, its source message
-    type carried as the canonical path carries it."""
-    head = msg.role != "tool"
-    return writable(msg, NAME, ids=head, speakers=True) and (head or msg.name is not None)
+    without an id (which only the head of a Msg writes, and a result joins its call's); a text's or calls'
+    speaker its Msg's name, its source message type carried as the canonical path carries it."""
+    return writable(msg, NAME, ids=msg.role != "tool", speakers=True)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
