@@ -162,13 +162,16 @@ def test_plain_orphan_results_give_the_output_and_losses_of_the_canonical_path(t
 
 _speaker = st.sampled_from([None, None, "", "ana", "user", "assistant"])
 _spoken_notes = st.sampled_from([None, None, {"openai": {"reasoning_content": "r"}}, {"autogen": {"x": [1]}}])
+_spoken_id = st.sampled_from([None, None, "", "m1"])
 _plain_spoken = st.one_of(
-    st.builds(lambda r, t, s, f, k, e: Plain(r, t, f, speaker=s, source_type=k, extras=e),
+    st.builds(lambda r, t, s, f, k, e, x: Plain(r, t, f, speaker=s, source_type=k, extras=e, external_id=x),
               st.sampled_from(["system", "user", "assistant"]), _text, _speaker, _format,
-              st.sampled_from([None, "UserMessage", "TextMessage"]), _spoken_notes),
-    st.builds(lambda i, raw, t, s, f, e: Plain("assistant", t, f, (Call(i, "f", raw),), speaker=s, extras=e),
-              _id, _raw, st.one_of(st.none(), _text), _speaker, _format, _spoken_notes),
-    st.builds(lambda i, t, f: Plain("tool", t, f, (Result(i),), "f"), _id, _text, _format),
+              st.sampled_from([None, "UserMessage", "TextMessage"]), _spoken_notes, _spoken_id),
+    st.builds(lambda i, raw, t, s, f, e, x: Plain("assistant", t, f, (Call(i, "f", raw),), speaker=s, extras=e,
+                                                  external_id=x),
+              _id, _raw, st.one_of(st.none(), _text), _speaker, _format, _spoken_notes, _spoken_id),
+    st.builds(lambda i, t, f, n, x: Plain("tool", t, f, (Result(i),), n, external_id=x), _id, _text, _format,
+              st.sampled_from(["f", None]), _spoken_id),
 )
 
 
@@ -176,7 +179,7 @@ _plain_spoken = st.one_of(
 @given(st.lists(_plain_spoken, max_size=6), st.sampled_from(TAKERS))
 def test_plain_messages_of_speakers_give_the_output_and_losses_of_the_canonical_path(msgs, target):
     """A speaker (an autogen-core message's source) is written, carried or reported as a canonical name
-    is."""
+    is, a message's id (a Vercel UIMessage's) as a canonical external id is."""
     try:
         expected, expected_losses = write(canonical(list(msgs)), target)
     except ConvstoreError as exc:

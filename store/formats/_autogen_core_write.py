@@ -89,6 +89,8 @@ class _Writer:
     def plain(self, msg: Plain, index: int) -> None:
         """:meth:`message` of a plain message (``store.lean``) that :func:`_takes`: the same messages and
         losses, made without its canonical message (tests/test_lean_load.py holds them to be the same)."""
+        if msg.external_id is not None:  # the one of _NOT_IN_CORE a plain message may have
+            self.losses.add(index, "external_id", detail="autogen-core messages have no such field")
         report_extras(msg, index, self.losses, NAME)
         content, text = msg.content, msg.text
         if content and content[0].__class__ is not Call:  # a tool result
@@ -261,8 +263,8 @@ class _Writer:
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: of a source
     message type that is model input (the canonical path looks at no other); a user's or assistant's speaker
-    its source (a SystemMessage has none: the canonical path reports it)."""
-    return writable(msg, NAME, speakers=msg.role in _SOURCED) and msg.source_type not in _NOT_IN_CONTEXT
+    its source (a SystemMessage has none: the canonical path reports it); an id reported as it reports it."""
+    return writable(msg, NAME, ids=True, speakers=msg.role in _SOURCED) and msg.source_type not in _NOT_IN_CONTEXT
 
 
 _SOURCED = frozenset({"user", "assistant"})

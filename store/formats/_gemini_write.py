@@ -239,8 +239,10 @@ def _report(msg: Message | Plain, index: int, losses: Losses) -> None:
         for name in _NOT_IN_GEMINI:
             if getattr(msg, name):
                 losses.add(index, name, detail="Gemini contents have no such field")
-    elif msg.speaker:  # the one of these fields a plain message may have: its name
-        losses.add(index, "name", detail="Gemini contents have no such field")
+    else:  # those of these fields a plain message may have
+        for name, value in (("name", msg.speaker), ("external_id", msg.external_id)):
+            if value:
+                losses.add(index, name, detail="Gemini contents have no such field")
     report_extras(msg, index, losses, NAME)
 
 
@@ -275,7 +277,7 @@ def _system_out(messages: list[tuple[int, Message]], writer: _Writer, first_chat
 
 def _takes(msg: Any) -> bool:
     """Whether a plain message is written as its canonical one would be (:meth:`_Writer.plain_parts`)."""
-    return writable(msg, NAME, texts=ANY_ROLE, own=False, speakers=True)  # its canonical path ignores source_type
+    return writable(msg, NAME, texts=ANY_ROLE, own=False, ids=True, speakers=True)  # it ignores source_type
 
 
 def write(messages: list[Message | Plain], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:

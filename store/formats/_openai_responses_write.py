@@ -172,8 +172,9 @@ class Writer:
     def _plain(self, msg: Plain, index: int) -> None:
         """The items of a plain message (``store.lean``) that :func:`_takes`, as :meth:`_turn` and
         :meth:`_message` write its canonical one's, with the same losses (tests/test_lean_load.py)."""
-        if msg.speaker is not None:  # the one of _NOT_IN_ITEMS a plain message may have: its name
-            self.losses.add(index, "name", detail="Responses items have no such field")
+        for name, value in (("name", msg.speaker), ("external_id", msg.external_id)):  # of _NOT_IN_ITEMS, those
+            if value is not None:  # a plain message may have
+                self.losses.add(index, name, detail="Responses items have no such field")
         report_extras(msg, index, self.losses, NAME)
         content, items = msg.content, self.items
         if content and content[0].__class__ is not Call:  # a tool result
@@ -334,7 +335,7 @@ class Writer:
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`Writer._plain` writes a plain message as its canonical one would be."""
-    return writable(msg, NAME, speakers=True)  # its canonical path ignores source_type
+    return writable(msg, NAME, ids=True, speakers=True)  # its canonical path ignores source_type
 
 
 def _role(msg: Message) -> str:

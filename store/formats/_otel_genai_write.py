@@ -175,10 +175,12 @@ _KINDS: dict[str, Any] = {
 
 
 def _report(msg: Message | Plain, index: int, losses: Losses) -> None:
-    if msg.__class__ is not Plain:  # a plain message has none of these fields
+    if msg.__class__ is not Plain:
         for name in _NOT_IN_OTEL:
             if getattr(msg, name):
                 losses.add(index, name, detail="OTel GenAI messages have no such field")
+    elif msg.external_id:  # the one of these fields a plain message may have
+        losses.add(index, "external_id", detail="OTel GenAI messages have no such field")
     report_extras(msg, index, losses, NAME)
 
 
@@ -228,7 +230,7 @@ def _message(msg: Message | Plain, index: int, writer: _Writer, output: bool) ->
 
 def _takes(msg: Any) -> bool:
     """Whether a plain message is written as its canonical one would be (:meth:`_Writer.plain_parts`)."""
-    return writable(msg, NAME, texts=ANY_ROLE, speakers=True)  # its canonical path ignores source_type
+    return writable(msg, NAME, texts=ANY_ROLE, ids=True, speakers=True)  # its canonical path ignores source_type
 
 
 def write(messages: list[Message | Plain], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:
