@@ -84,6 +84,11 @@ class Plain:
     only between a conversion's read and a writer whose plain path writes or carries it as its canonical
     path does (``writable(..., speakers=True)``). A result's tool name is ``name``, not this."""
 
+    def named(self) -> tuple[tuple[str, str | None], tuple[str, str | None]]:
+        """Its canonical message's ``name`` and ``external_id``, as (field, value): of the fields a writer
+        may have no place for, those a plain message has (a writer reports them as its canonical path does)."""
+        return ("name", self.speaker), ("external_id", self.external_id)
+
     def fields(self) -> dict[str, Any]:
         """The canonical message's fields."""
         calls = [part for part in self.content if part.__class__ is Call]
@@ -133,6 +138,11 @@ class Parts:
     checked: Limits
     row: tuple[str, str]
     source_format: str = "openai"
+
+    def named(self) -> tuple[tuple[str, str | None], tuple[str, str | None]]:
+        """Its canonical message's ``name`` and ``external_id``, as (field, value): of the fields a writer
+        may have no place for, those a plain message has (a writer reports them as its canonical path does)."""
+        return ("name", self.speaker), ("external_id", self.external_id)
 
     def fields(self) -> dict[str, Any]:
         """The canonical message's fields."""

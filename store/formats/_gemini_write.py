@@ -240,7 +240,7 @@ def _report(msg: Message | Plain, index: int, losses: Losses) -> None:
             if getattr(msg, name):
                 losses.add(index, name, detail="Gemini contents have no such field")
     else:  # those of these fields a plain message may have
-        for name, value in (("name", msg.speaker), ("external_id", msg.external_id)):
+        for name, value in msg.named():
             if value:
                 losses.add(index, name, detail="Gemini contents have no such field")
     report_extras(msg, index, losses, NAME)

@@ -172,8 +172,8 @@ class Writer:
     def _plain(self, msg: Plain, index: int) -> None:
         """The items of a plain message (``store.lean``) that :func:`_takes`, as :meth:`_turn` and
         :meth:`_message` write its canonical one's, with the same losses (tests/test_lean_load.py)."""
-        for name, value in (("name", msg.speaker), ("external_id", msg.external_id)):  # of _NOT_IN_ITEMS, those
-            if value is not None:  # a plain message may have
+        for name, value in msg.named():  # those of _NOT_IN_ITEMS a plain message may have
+            if value is not None:
                 self.losses.add(index, name, detail="Responses items have no such field")
         report_extras(msg, index, self.losses, NAME)
         content, items = msg.content, self.items
