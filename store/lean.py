@@ -139,11 +139,6 @@ class Parts:
     row: tuple[str, str]
     source_format: str = "openai"
 
-    def named(self) -> tuple[tuple[str, str | None], tuple[str, str | None]]:
-        """Its canonical message's ``name`` and ``external_id``, as (field, value): of the fields a writer
-        may have no place for, those a plain message has (a writer reports them as its canonical path does)."""
-        return ("name", self.speaker), ("external_id", self.external_id)
-
     def fields(self) -> dict[str, Any]:
         """The canonical message's fields."""
         blocks = [{"kind": "text", "text": part.text} if part.kind == "text" else
