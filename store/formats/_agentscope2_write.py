@@ -100,6 +100,11 @@ def _plain(block: Block, notes: bool = False) -> bool:
         and block.error is None
 
 
+def _notes(block: Block) -> dict[str, Any]:
+    """The patch of a block's notes (other formats' extras), which reading its 2.x form back does not give."""
+    return block.model_dump(mode="json", include={"extras"}) if block.extras else {}
+
+
 def _known_patch(block: Block, d: dict[str, Any]) -> dict[str, Any] | None:
     """The patch of a reasoning, media or result block without this format's notes, written as ``d``, where
     it is known without reading ``d`` back (most foreign blocks); None where it is not."""
@@ -118,7 +123,7 @@ def _known_patch(block: Block, d: dict[str, Any]) -> dict[str, Any] | None:
         return None
     if not known:
         return None
-    patch = block.model_dump(mode="json", include={"extras"}) if block.extras else {}
+    patch = _notes(block)
     if guessed:  # the media type written was guessed: reading back would give it
         patch["media_type"] = None
     return patch
@@ -136,7 +141,7 @@ def _known_result_patch(block: ToolResultBlock, d: dict[str, Any]) -> dict[str, 
             if known is None:
                 return None
             same = same and not known
-    patch = block.model_dump(mode="json", include={"extras"}) if block.extras else {}
+    patch = _notes(block)
     if block.name is None:
         patch["name"] = None
     if not same:
@@ -406,7 +411,7 @@ class _Writer:
     def _patch(self, block: Block, d: dict[str, Any], ts: str | None) -> dict[str, Any]:
         """The fields of ``block`` that reading its 2.x form back does not give."""
         if _plain(block, notes=True):  # reading back gives all but its notes (none of this format's)
-            return block.model_dump(mode="json", include={"extras"})
+            return _notes(block)
         if (known := _known_patch(block, d)) is not None:
             return known
         if isinstance(block, ToolCallBlock) and block.arguments_raw is None and block.parse_error is None \
@@ -424,7 +429,7 @@ class _Writer:
     @staticmethod
     def _unset(block: Block, field: str) -> dict[str, Any]:
         """The patch of a block that reads back as it is but for ``field`` (then set) and its notes."""
-        return {**(block.model_dump(mode="json", include={"extras"}) if block.extras else {}), field: None}
+        return {**_notes(block), field: None}
 
     def _report(self, part: _Part, payload: dict[str, Any]) -> None:
         if payload.keys() <= _SILENT:  # a stand-in's name unset, a role: nothing of the message is lost
