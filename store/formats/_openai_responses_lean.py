@@ -5,16 +5,16 @@ easy user or system message (``{"role", "content"}``), an easy assistant message
 ``function_call`` and a ``function_call_output``. Those are read from the items themselves (their
 plain types are their validation), without source models: a user's or system's message as a
 :class:`~store.lean.Plain`, a turn of calls alone (whose arguments parse to exactly their text) as
-one, the others as canonical fields validated in one call. Every other item takes the source
-models' path (``_Reader.item``). A property test holds the result to ``to_canonical``
-(tests/test_lean_read.py).
+one, a ``function_call_output`` of a function call read before it as one, the others as canonical
+fields validated in one call. Every other item takes the source models' path (``_Reader.item``). A
+property test holds the result to ``to_canonical`` (tests/test_lean_read.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..lean import Call, Plain, Writable, bare_arguments
+from ..lean import Call, Plain, Result, Writable, bare_arguments
 from ..model import MESSAGES as CANONICAL
 from ._common import parse_json, validate_others
 from .openai_responses import ITEMS, NAME, _Reader, items_of
@@ -59,8 +59,10 @@ class _LeanReader(_Reader):
             call_id, name, raw = item["call_id"], item["name"], item["arguments"]
             self.calls[call_id] = (name, False)
             self.turn().append(Call(call_id, name, raw) if bare_arguments(raw) else _call_fields(call_id, name, raw))
+        elif (known := self.calls.get(call_id := item["call_id"])) is not None and not known[1]:
+            # the output of a function call read before it: its kind not noted (``_Reader._output``)
+            self.messages.append(Plain("tool", item["output"], NAME, (Result(call_id),), name=known[0]))
         else:
-            known = self.calls.get(call_id := item["call_id"])
             self.messages.append({"role": "tool", "source_format": NAME, "content": [  # type: ignore[arg-type]
                 {"kind": "tool_result", "call_id": call_id, "name": known[0] if known else None,
                  "output": item["output"], "extras": {NAME: {"type": "function"}}}]})

@@ -193,6 +193,7 @@ class Writer:
             items.append({"role": msg.role, "content": msg.text})
         for call in content:
             self.names[call.call_id] = call.name  # type: ignore[union-attr]
+            self.custom.discard(call.call_id)  # type: ignore[union-attr]
             items.append({"type": "function_call", "call_id": call.call_id, "name": call.name,  # type: ignore[union-attr]
                           "arguments": call.arguments_raw})  # type: ignore[union-attr]
 
@@ -269,7 +270,8 @@ class Writer:
         if custom:
             self.custom.add(block.call_id)
             item = {"type": "custom_tool_call", "call_id": block.call_id, "name": block.name, "input": raw}
-        else:
+        else:  # the latest call of an id is the one its un-noted results answer, as the reader reads them
+            self.custom.discard(block.call_id)
             item = {"type": "function_call", "call_id": block.call_id, "name": block.name, "arguments": raw}
         return item | _dict(own.get("fields"))
 

@@ -386,13 +386,17 @@ class _Reader:
         if named:  # the item's own ``name`` (openai 3.x); otherwise the name of the call it answers
             del fields["name"]
         known = self.calls.get(call_id)
+        custom = item["type"] == "custom_tool_call_output"
+        # the kind is noted but where the writer tells it from the call answered: one read before it, of
+        # the same kind (a function_call_output may answer a custom call, or none; an append may hold
+        # results alone), and a text (the writer's parts of a list depend on the note)
+        told = known is not None and known[1] == custom and isinstance(output, str)
         return {
             "kind": "tool_result", "call_id": call_id,
             "name": item["name"] if named else known[0] if known else None,
             "output": output if isinstance(output, str) else parts_in(output, "input"),
-            # the kind is always noted: a function_call_output may answer a custom call, or none
-            "extras": _own(type="custom" if item["type"] == "custom_tool_call_output" else "function",
-                           name=named, fields=fields or None),
+            "extras": _own(type=None if told else "custom" if custom else "function", name=named,
+                           fields=fields or None),
         }
 
     @staticmethod

@@ -456,3 +456,45 @@ def _valid_order(items: list[dict]) -> list[dict]:
 @given(st.lists(item, max_size=8).map(_valid_order))
 def test_any_valid_item_list_round_trips(data):
     assert convert(copy.deepcopy(data), from_=NAME, to=NAME) == data
+
+
+def _kind_notes(items: list[dict]) -> list[object]:
+    return [b.extras.get(NAME, {}).get("type") for m in read(copy.deepcopy(items), NAME) for b in m.content
+            if b.kind == "tool_result"]
+
+
+def test_an_outputs_kind_is_noted_where_its_call_does_not_tell_it():
+    """An output of a function call read before it is a plain result (no note); a function output of a custom
+    call, an output read without its call (an append of results alone) and a list output keep their kind."""
+    call = {"type": "function_call", "call_id": "f1", "name": "f", "arguments": "{}"}
+    custom = {"type": "custom_tool_call", "call_id": "c1", "name": "patch", "input": "+"}
+    items = [call, custom, {"type": "function_call_output", "call_id": "f1", "output": "ok"},
+             {"type": "function_call_output", "call_id": "c1", "output": "odd"},
+             {"type": "custom_tool_call_output", "call_id": "c1", "output": "ok"},
+             {"type": "function_call_output", "call_id": "f1", "output": [{"type": "input_text", "text": "ok"}]}]
+    assert _kind_notes(items) == [None, "function", None, "function"]
+    assert _kind_notes(items[2:]) == ["function", "function", "custom", "function"]
+    assert convert(copy.deepcopy(items), from_=NAME, to=NAME) == items
+
+
+@pytest.mark.parametrize("first, second", [("custom", "function"), ("function", "custom")])
+def test_an_output_answers_the_latest_call_of_its_id(first, second):
+    """Two calls of one id: an output without a note is written as the kind of the later one, as it was read."""
+    calls = {"function": {"type": "function_call", "call_id": "x", "name": "f", "arguments": "{}"},
+             "custom": {"type": "custom_tool_call", "call_id": "x", "name": "patch", "input": "+"}}
+    for output in ("function_call_output", "custom_tool_call_output"):
+        items = [calls[first], calls[second], {"type": output, "call_id": "x", "output": "ok"}]
+        assert convert(copy.deepcopy(items), from_=NAME, to=NAME) == items
+
+
+def test_outputs_appended_without_their_calls_load_as_they_were(sqlite_store):
+    """An agent's session appends a call, then its output alone: the output's kind survives the store."""
+    items = [{"type": "custom_tool_call", "call_id": "c1", "name": "patch", "input": "+"},
+             {"type": "function_call", "call_id": "f1", "name": "f", "arguments": "{}"}]
+    outputs = [{"type": "function_call_output", "call_id": "c1", "output": "odd"},
+               {"type": "function_call_output", "call_id": "f1", "output": "ok"}]
+    cid = sqlite_store.save(copy.deepcopy(items), format=NAME)
+    for output in outputs:
+        sqlite_store.append(cid, [copy.deepcopy(output)], format=NAME)
+    assert sqlite_store.load(cid, format=NAME) == items + outputs
+    assert sqlite_store.load(cid, format=NAME, last=1) == items + outputs  # the window keeps the calls' turn
