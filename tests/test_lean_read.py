@@ -25,7 +25,22 @@ TARGETS = [name for name, fmt in FORMATS.items() if fmt.takes_plain]
 
 _name = st.sampled_from(["f", "g", ""])
 _extra = st.one_of(st.just({}), st.fixed_dictionaries({"note": _text}))
+_carried = st.sampled_from([  # what convstore carries in a Qwen item's extra (plain: notes and a source alone)
+    {"extras": {"openai": {"content": "null"}}, "source_format": "openai"}, {"source_format": "openai"},
+    {"extras": {"openai": {"fields": {"reasoning_content": "r"}}}}, {"source_format": "qwen"}, {"extras": {}}, {},
+    {"extras": {"qwen": {"x": 1}}}, {"extras": {"openai": "junk"}}, {"extras": {"openai": {}}, "name": "bob"},
+    {"split": True, "extras": {"openai": {}}}, {"source_format": 7}, {"extras": None}, "junk",
+])
+_qwen_carrying = st.one_of(
+    st.builds(lambda r, c, p: {"role": r, "content": c, "extra": {"convstore": p}},
+              st.sampled_from(["system", "user", "assistant"]), _text, _carried),
+    st.builds(lambda n, a, i, p: {"role": "assistant", "content": "", "function_call": {"name": n, "arguments": a},
+                                  "extra": {"function_id": i, "convstore": p}}, _name, _arguments, _id, _carried),
+    st.builds(lambda n, c, i, p: {"role": "function", "name": n, "content": c, "extra": {"function_id": i, "convstore": p}},
+              _name, _text, _id, _carried),
+)
 _qwen_item = st.one_of(
+    _qwen_carrying,
     st.builds(lambda r, c: {"role": r, "content": c}, st.sampled_from(["system", "user", "assistant"]), _text),
     st.builds(lambda r, c, more: {"role": r, "content": c, **more}, st.sampled_from(["user", "assistant", "function"]),
               st.one_of(st.none(), _text), st.dictionaries(st.sampled_from(["name", "x", "reasoning_content"]), _text,
@@ -463,7 +478,24 @@ _DC_METADATA = [  # a Docent item's metadata: only other formats' notes carried 
 ]
 
 
+_QW_NOTES = {"convstore": {"extras": {"openai": {"content": "null"}}, "source_format": "openai"}}
+
+
+def _qw_call(call_id: str, **extra: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": "", "function_call": {"name": "f", "arguments": "{}"},
+            "extra": {"function_id": call_id, **extra}}
+
+
+_QW_NEAR = [  # a turn's later item carrying notes (its canonical message keeps the first's), a text's other keys
+    [{"role": "assistant", "content": "t", "extra": _QW_NOTES}, _qw_call("c1"), _qw_call("c2", **_QW_NOTES)],
+    [_qw_call("c1", **_QW_NOTES), _qw_call("c2", **_QW_NOTES)],
+    [{"role": "assistant", "content": "t"}, _qw_call("c1", **_QW_NOTES)],
+    [{"role": "user", "content": "t", "extra": {"function_id": "c", **_QW_NOTES}}],
+]
+
+
 @pytest.mark.parametrize(("fmt", "items"), [
+    *[("qwen", items) for items in _QW_NEAR],
     ("agentscope2", _as2_turn_of({"splits": [3], "unmarked": True})),
     ("agentscope2", _as2_turn_of({"splits": [3]})),
     ("agentscope2", _as2_turn_of({"splits": 3, "unmarked": True})),
@@ -483,7 +515,7 @@ _DC_METADATA = [  # a Docent item's metadata: only other formats' notes carried 
     ("pydantic-ai", [{"parts": [{"tool_name": "f", "args": None, "part_kind": "tool-call", "tool_call_id": "c"}],
                       "kind": "response"}]),
     *[("docent", [_dc_text(meta), _dc_result(meta)]) for meta in _DC_METADATA],
-], ids=["as2-plain", "as2-marked", "as2-bad-splits", "as2-result-metadata", "as2-pending", "as2-results-joined",
+], ids=[*[f"qw-carried-{n}" for n in range(len(_QW_NEAR))], "as2-plain", "as2-marked", "as2-bad-splits", "as2-result-metadata", "as2-pending", "as2-results-joined",
         "as2-text-bad-splits", "as2-text-unmarked", "vc-plain", "vc-more-keys", "vc-json-output", "vc-error",
         "vc-no-parts", "vc-no-input", "pa-null-content", "pa-null-args",
         *[f"dc-metadata-{n}" for n in range(len(_DC_METADATA))]])

@@ -35,8 +35,8 @@ from ..model import (
     BLOCK, AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     VideoBlock,
 )
-from ._common import (CARRY_KEY, made, message_list, parse_data_uri, parse_json, restore, undeclared,
-                      validate_others)
+from ._common import (CARRY_KEY, made, message_list, notes_bag, parse_data_uri, parse_json, restore,
+                      undeclared, validate_others)
 
 NAME = "qwen"
 
@@ -334,7 +334,10 @@ class _Reader:
             self._answered(plain.content[0].call_id, plain.name)
         for call in plain.content if plain.role == "assistant" else ():
             self.pending.setdefault(call.name, []).append(call.call_id)  # type: ignore[union-attr]
-        return _Part(index, plain.role, None, [], {}, plain=plain)
+        # what it carried, restored where its group is not a plain message (_read)
+        carried = {"extras": plain.extras or {}, "source_format": plain.source_format} \
+            if plain.extras or plain.source_format != NAME else None
+        return _Part(index, plain.role, None, [], {}, carried, plain=plain)
 
     def _answer(self, name: str | None) -> str | None:
         pending = self.pending.get(name or "")
@@ -422,7 +425,7 @@ def _read(data: Any, lean: bool) -> list[Writable]:
             groups.append([part])
     out = made([_plain_message(group) or _message([p.made() for p in group]) for group in groups])
     for at, group in enumerate(groups):
-        if group[0].carried:  # never a plain group: its parts carry nothing
+        if group[0].carried and out[at].__class__ is not Plain:  # a plain message holds what it carried
             out[at] = _restored(out[at], group[0])
     return out
 
@@ -434,26 +437,48 @@ def _plain_item(item: Any) -> Plain | None:
     """An item of one of qwen-agent's plain shapes as its message alone, read from the item itself: a
     text (``{"role", "content"}``, not empty), a call (an assistant's ``{"role", "content": "", "function_call",
     "extra": {"function_id"}}`` whose arguments parse to exactly their text) or a result (``{"role":
-    "function", "name", "content", "extra": {"function_id"}}``, an id not empty), every value a string;
-    None for any other."""
+    "function", "name", "content", "extra": {"function_id"}}``, an id not empty), every value a string,
+    its ``extra`` holding besides at most other formats' notes as convstore carries them
+    (:func:`_carried_notes`); None for any other."""
     if item.__class__ is not dict or (text := item.get("content")).__class__ is not str:
         return None
-    role = item.get("role")
-    if len(item) == 2 and role.__class__ is str and role in _TEXT_ROLES:
-        return Plain(role, text, NAME) if text else None  # an empty one has no block: its message is not plain
-    extra = item.get("extra")
-    if len(item) != 4 or extra.__class__ is not dict or len(extra) != 1 \
+    role, extra = item.get("role"), item.get("extra")
+    source, notes, carrying = NAME, None, extra.__class__ is dict and CARRY_KEY in extra
+    if carrying:  # other formats' notes alone, as convstore carries them
+        if (carried := _carried_notes(extra[CARRY_KEY])) is None:
+            return None
+        source, notes = carried
+    if len(item) == 2 + carrying and role.__class__ is str and role in _TEXT_ROLES:
+        if carrying and len(extra) != 1:
+            return None
+        return Plain(role, text, source, extras=notes) if text else None  # an empty text has no block
+    if len(item) != 4 or extra.__class__ is not dict or len(extra) != 1 + carrying \
             or (call_id := extra.get("function_id")).__class__ is not str:
         return None
     if role == "function" and (name := item.get("name")).__class__ is str and call_id:  # else one is made up
-        return Plain("tool", text, NAME, (Result(call_id),), name)
+        return Plain("tool", text, source, (Result(call_id),), name, notes)
     call = item.get("function_call")
     if role != "assistant" or text or call.__class__ is not dict or len(call) != 2:
         return None
     name, arguments = call.get("name"), call.get("arguments")
     if name.__class__ is not str or arguments.__class__ is not str or not bare_arguments(arguments):
         return None
-    return Plain("assistant", None, NAME, (Call(call_id, name, arguments),))
+    return Plain("assistant", None, source, (Call(call_id, name, arguments),), extras=notes)
+
+
+def _carried_notes(payload: Any) -> tuple[str, dict[str, Any] | None] | None:
+    """The source format and other formats' notes of a carried payload that holds nothing else (as
+    convstore carries an OpenAI message's ``reasoning_content``), which a plain message holds as its
+    canonical one does; None for any other."""
+    if payload.__class__ is not dict or not payload or not payload.keys() <= _PLAIN_CARRIED:
+        return None
+    notes, source = payload.get("extras"), payload.get("source_format", NAME)
+    if source.__class__ is not str or "extras" in payload and (not notes_bag(notes) or NAME in notes):
+        return None
+    return source, notes or None
+
+
+_PLAIN_CARRIED = frozenset({"extras", "source_format"})
 
 
 def _plain_message(group: list[_Part]) -> Plain | None:
@@ -462,10 +487,13 @@ def _plain_message(group: list[_Part]) -> Plain | None:
     first = group[0].plain
     if first is None or len(group) == 1:
         return first
+    # what a later part carried, its canonical message leaves out too (its first part's is restored)
     calls = [p.plain.content[0] for p in group[1:] if p.plain is not None and p.plain.content]
     if len(calls) < len(group) - 1 or first.role != "assistant":
         return None  # a text after a call, or texts one after another: their split is noted
-    return Plain("assistant", first.text, NAME, (*first.content, *calls))  # type: ignore[arg-type]
+    calls = (*first.content, *calls)
+    return Plain("assistant", first.text, first.source_format, calls,  # type: ignore[arg-type]
+                 extras=first.extras)
 
 
 _ROLES = frozenset({"system", "user", "assistant", "function"})
