@@ -45,12 +45,20 @@ class Result(NamedTuple):
 
 class Call(NamedTuple):
     """A tool call as its block row keeps it: its arguments as the source wrote them, JSON whose
-    parse is exactly the call's arguments (``codec`` keeps them so)."""
+    parse is exactly the call's arguments (``codec`` keeps them so). Or, only between a conversion's
+    read and a writer whose plain path takes it (``writable(..., objects=True)``), a call whose source
+    gave its arguments as a JSON object without text (``arguments_raw`` None, ``arguments`` that object:
+    a Vercel tool part's ``input``, a LangChain call's ``args``)."""
 
     call_id: str
     name: str
-    arguments_raw: str
+    arguments_raw: str | None
     kind: str = "tool_call"
+    arguments: dict[str, Any] | None = None
+
+    def parsed(self) -> Any:
+        """Its arguments: the parse of their text, or the object the source gave."""
+        return self.arguments if self.arguments_raw is None else orjson.loads(self.arguments_raw)
 
 
 @dataclass(slots=True)
@@ -99,6 +107,8 @@ class Plain:
             blocks = [] if self.text is None else [{"kind": "text", "text": self.text}]
             blocks += [{"kind": "tool_call", "call_id": call.call_id, "name": call.name,
                         "arguments": orjson.loads(call.arguments_raw), "arguments_raw": call.arguments_raw}
+                       if call.arguments_raw is not None else
+                       {"kind": "tool_call", "call_id": call.call_id, "name": call.name, "arguments": call.arguments}
                        for call in calls]
         fields = {"role": self.role, "content": blocks, "source_format": self.source_format}
         if self.source_type is not None:
@@ -243,13 +253,13 @@ plain ones standing in for some (and on a write, :class:`Parts`)."""
 
 
 def writable(msg: Any, fmt: str, *, texts: frozenset[str] = PLAIN_ROLES, own: bool = True, ids: bool = False,
-             speakers: bool = False) -> bool:
+             speakers: bool = False, objects: bool = False) -> bool:
     """Whether ``msg`` is a :class:`Plain` that a writer of ``fmt`` writes itself, without its canonical
     message (the writer's ``plain`` path; others are made canonical first, :func:`canonical`): one without
     ``fmt``'s notes (nor read from ``fmt``, unless ``own``; nor with an id, unless ``ids``; nor with a
     speaker, unless ``speakers``, and never a tool message's: a writer's plain path writes a text's or
-    calls' speaker, a result's name is its tool's), a text of a role
-    in ``texts``, an assistant's calls or a tool's result. Its source message type, if any, the plain path
+    calls' speaker, a result's name is its tool's; nor with calls of object arguments, unless ``objects``),
+    a text of a role in ``texts``, an assistant's calls or a tool's result. Its source message type, if any, the plain path
     carries or ignores as the canonical path does. A writer may add conditions of its own;
     tests/test_lean_load.py and tests/test_lean_read.py hold every writer's output and losses to the
     canonical path's."""
@@ -259,7 +269,18 @@ def writable(msg: Any, fmt: str, *, texts: frozenset[str] = PLAIN_ROLES, own: bo
         return False
     if not msg.content:
         return msg.text is not None and msg.role in texts
-    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
+    if msg.content[0].__class__ is Call:
+        return msg.role == "assistant" and (objects or texts_only(msg.content))
+    return msg.role == "tool"
+
+
+def texts_only(content: Sequence[Any]) -> bool:
+    """Whether each call of a plain message's ``content`` has its arguments as text (none as an object:
+    :class:`Call`)."""
+    for part in content:
+        if part.__class__ is Call and part.arguments_raw is None:
+            return False
+    return True
 
 
 def write_each(msgs: Sequence[Writable], takes: Callable[[Any], bool], plain: Callable[[Any, int], None],
@@ -270,15 +291,20 @@ def write_each(msgs: Sequence[Writable], takes: Callable[[Any], bool], plain: Ca
         (plain if msg.__class__ is Plain else other)(msg, index)
 
 
-def anonymous(msgs: Sequence[Writable]) -> Sequence[Writable]:
-    """``msgs`` with each :class:`Plain` that holds its source's id or a speaker as its canonical message: for
-    a writer that takes every other plain message as it is (not by :func:`writable`), whose plain path has
-    neither."""
-    return canonical(msgs, of=(Plain,), unless=_anonymous)
+def anonymous(msgs: Sequence[Writable], objects: bool = False) -> Sequence[Writable]:
+    """``msgs`` with each :class:`Plain` that holds its source's id, a speaker or calls of object arguments as
+    its canonical message: for a writer that takes every other plain message as it is (not by
+    :func:`writable`), whose plain path has none of them (calls of object arguments it may have, with
+    ``objects``)."""
+    return canonical(msgs, of=(Plain,), unless=_anonymous_objects if objects else _anonymous)
+
+
+def _anonymous_objects(msg: Any) -> bool:
+    return msg.external_id is None and msg.speaker is None
 
 
 def _anonymous(msg: Any) -> bool:
-    return msg.external_id is None and msg.speaker is None
+    return msg.external_id is None and msg.speaker is None and texts_only(msg.content)
 
 
 def canonical(msgs: Sequence[Writable], of: tuple[type, ...] = (Plain, Parts),

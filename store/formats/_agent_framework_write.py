@@ -291,7 +291,8 @@ class _Writer:
             for call in content:
                 self.names[call.call_id] = call.name  # type: ignore[union-attr]
                 contents.append({"type": "function_call", "call_id": call.call_id, "name": call.name,  # type: ignore[union-attr]
-                                 "arguments": call.arguments_raw, "hosted": False, "additional_properties": {}})  # type: ignore[union-attr]
+                                 "arguments": call.arguments_raw if call.arguments_raw is not None  # type: ignore[union-attr]
+                                 else call.arguments, "hosted": False, "additional_properties": {}})  # type: ignore[union-attr]
         carried: dict[str, Any] = {} if msg.source_type is None else {"source_type": msg.source_type}
         reported = list(carried) + [f"extras.{k}" for k in msg.extras or ()]
         if msg.extras:  # none of this format's own (_takes)
@@ -339,7 +340,7 @@ class _Writer:
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (its source
     message type carried as the canonical path carries it, its id and speaker written)."""
-    return writable(msg, NAME, texts=ANY_ROLE, ids=True, speakers=True)
+    return writable(msg, NAME, texts=ANY_ROLE, ids=True, speakers=True, objects=True)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from ..lean import Call, Plain, canonical, writable
+from ..lean import Call, Plain, canonical, texts_only, writable
 from ..model import (
     AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock, Usage, VideoBlock,
@@ -32,6 +32,7 @@ class _Part:
         self.checks: list[tuple[int, Block, dict[str, Any]]] = []  # foreign blocks to read back
         self.written = 0
         self.named = False  # a plain result written with its call's name, which reading back would give it
+        self.texted: list[int] = []  # positions of plain calls of object arguments, written as their text
 
 
 class _Out:
@@ -217,8 +218,11 @@ class _Writer:
         else:
             if m.text is not None:
                 items.append({"type": "text", "text": m.text, "finished_at": None})
-            for call in content:
-                d = {"type": "tool_call", "id": call.call_id, "name": call.name, "input": call.arguments_raw,  # type: ignore[union-attr]
+            for pos, call in enumerate(content, m.text is not None):
+                if (raw := call.arguments_raw) is None:  # type: ignore[union-attr]
+                    raw = dump_json(call.arguments)  # type: ignore[union-attr]
+                    part.texted.append(pos)
+                d = {"type": "tool_call", "id": call.call_id, "name": call.name, "input": raw,  # type: ignore[union-attr]
                      "state": None, "suggested_rules": [], "finished_at": None}
                 self.calls[call.call_id] = (out.idx, d)
                 self.call_dicts.append(d)
@@ -239,6 +243,8 @@ class _Writer:
             payload["as_role"] = m.role
         if part.named:
             payload["block_patch"] = {"0": {"name": None}}
+        elif part.texted:  # read back with their text, else the same (_takes), as _patch patches them
+            payload["block_patch"] = {str(pos): {"arguments_raw": None} for pos in part.texted}
         if payload:
             self._report(part, payload)
         return payload
@@ -453,7 +459,17 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.add_plain` writes a plain message as its canonical one would be: a result
     without an id (which only the head of a Msg writes, and a result joins its call's); a text's or calls'
     speaker its Msg's name, its source message type carried as the canonical path carries it."""
-    return writable(msg, NAME, ids=msg.role != "tool", speakers=True)
+    return writable(msg, NAME, ids=msg.role != "tool", speakers=True, objects=True) \
+        and (texts_only(msg.content) or _texts_read_back(msg.content))
+
+
+def _texts_read_back(calls: tuple[Call, ...]) -> bool:
+    """Whether each call of object arguments reads back from its text (as 2.x keeps it) as those arguments:
+    then its patch is known (else the canonical path reads it back to find it)."""
+    for call in calls:
+        if call.arguments_raw is None and parse_json(dump_json(call.arguments)) != (call.arguments, None):
+            return False
+    return True
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

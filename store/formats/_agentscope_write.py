@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import orjson
 from pydantic_core import to_jsonable_python
 from typing_extensions import assert_never
 
@@ -208,14 +207,16 @@ class _Writer:
             parts = [] if msg.text is None else [{"type": "text", "text": msg.text}]
             for call in content:
                 self.names[call.call_id] = call.name  # type: ignore[union-attr]
-                arguments = orjson.loads(call.arguments_raw)  # type: ignore[union-attr]
+                arguments = call.parsed()  # type: ignore[union-attr]
                 is_object = arguments.__class__ is dict
                 if not is_object:
                     patches.append({"at": len(parts), "set": {"arguments": arguments}})
                     self.losses.add(index, f"content[{len(parts)}].arguments", "carried", "the AgentScope tool_call "
                                     f"block has no field for it: kept in metadata.{CARRY_KEY}")
                 parts.append({"type": "tool_use", "id": call.call_id, "name": call.name,  # type: ignore[union-attr]
-                              "input": arguments if is_object else {}, "raw_input": call.arguments_raw})  # type: ignore[union-attr]
+                              "input": arguments if is_object else {}})
+                if call.arguments_raw is not None:  # type: ignore[union-attr]
+                    parts[-1]["raw_input"] = call.arguments_raw  # type: ignore[union-attr]
         payload: dict[str, Any] = {"name": None} if msg.speaker is None else {}
         if role != msg.role:
             payload["source_role"] = None
@@ -310,7 +311,7 @@ def _body(msg: Message, own: dict[str, Any], name: str, role: str, parts: list[d
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (its source
     message type carried as the canonical path carries it, its id written, its speaker its name)."""
-    return writable(msg, NAME, ids=True, speakers=True)
+    return writable(msg, NAME, ids=True, speakers=True, objects=True)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -10,7 +10,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
-import orjson
 
 from ..lean import Plain, anonymous
 from ..model import (
@@ -153,8 +152,8 @@ class _Writer:
 
     def plain_uses(self, msg: Plain, index: int) -> list[dict[str, Any]]:
         """The ``tool_use`` parts of a plain message's calls."""
-        return [self._use(call.call_id, call.name, orjson.loads(call.arguments_raw),  # type: ignore[union-attr]
-                          call.arguments_raw, index) for call in msg.content]  # type: ignore[union-attr]
+        return [self._use(call.call_id, call.name, call.parsed(), call.arguments_raw, index)  # type: ignore[union-attr]
+                for call in msg.content]
 
     def _name(self, msg: Message, turn: _Turn, index: int) -> None:
         """A speaker name as a ``[name] `` prefix of the first text: Anthropic has no name field."""
@@ -417,7 +416,7 @@ def from_canonical(messages: list[Message | Plain], losses: Losses) -> dict[str,
     """Canonical messages as an Anthropic request body ``{"system"?, "messages"}`` (or as
     the bare list they were read from)."""
     writer = _Writer(losses)
-    messages = anonymous(messages)  # type: ignore[assignment]
+    messages = anonymous(messages, objects=True)  # type: ignore[assignment]
     prompt, body = one_pass(messages, writer) or _passes(messages, writer)
     head = (messages[0].extras or _NONE).get(NAME, _NONE) if messages else _NONE
     if head.get("form") == "list":

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from pydantic_core import to_jsonable_python
 
 from ..lean import Call, Plain, canonical, writable
@@ -294,13 +293,15 @@ def _plain_out(msg: Plain, index: int, losses: Losses) -> _Out:
     else:
         calls = []
         for n, call in enumerate(content):
-            arguments, left = orjson.loads(call.arguments_raw), {}  # type: ignore[union-attr]
+            arguments, left = call.parsed(), {}  # type: ignore[union-attr]
             if arguments.__class__ is not dict:
                 arguments, left["arguments"] = {}, arguments
                 losses.add(index, "tool_call.arguments", "carried", f"Docent arguments are a JSON object; call "
                            f"{call.call_id} gets {{}}, the original is kept")
-            left["arguments_raw"] = call.arguments_raw  # type: ignore[union-attr]
-            marks.setdefault("calls", {})[str(n)] = left
+            if call.arguments_raw is not None:  # type: ignore[union-attr]
+                left["arguments_raw"] = call.arguments_raw  # type: ignore[union-attr]
+            if left:
+                marks.setdefault("calls", {})[str(n)] = left
             calls.append({"id": call.call_id, "function": call.name, "arguments": arguments, "type": None,  # type: ignore[union-attr]
                           "parse_error": None, "view": None, "google_thought_signature": None})
         d = _skeleton(msg.role)
@@ -333,7 +334,7 @@ def _plain_out(msg: Plain, index: int, losses: Losses) -> _Out:
 def _takes(msg: Any) -> bool:
     """Whether :func:`_plain_out` writes a plain message as its canonical one would be: not an error (its
     source message type and its speaker carried as the canonical path carries them, its id written)."""
-    return writable(msg, NAME, ids=True, speakers=True) and not (msg.role == "tool" and msg.content[0].is_error)
+    return writable(msg, NAME, ids=True, speakers=True, objects=True) and not (msg.role == "tool" and msg.content[0].is_error)
 
 
 # --- Docent's ordering rules -------------------------------------------------------

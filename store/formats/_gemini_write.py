@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-import orjson
 
 from ..lean import ANY_ROLE, Call, Plain, canonical, writable
 from ..model import (
@@ -104,7 +103,7 @@ class _Writer:
             call: dict[str, Any] = {"name": c.name}  # type: ignore[union-attr]
             if c.call_id not in self.anonymous:
                 call["id"] = c.call_id
-            arguments = orjson.loads(c.arguments_raw)  # type: ignore[union-attr]
+            arguments = c.parsed()  # type: ignore[union-attr]
             if arguments.__class__ is dict:
                 call["args"] = arguments
             elif arguments is not None or c.arguments_raw.strip():  # type: ignore[union-attr]
@@ -277,7 +276,7 @@ def _system_out(messages: list[tuple[int, Message]], writer: _Writer, first_chat
 
 def _takes(msg: Any) -> bool:
     """Whether a plain message is written as its canonical one would be (:meth:`_Writer.plain_parts`)."""
-    return writable(msg, NAME, texts=ANY_ROLE, own=False, ids=True, speakers=True)  # it ignores source_type
+    return writable(msg, NAME, texts=ANY_ROLE, own=False, ids=True, speakers=True, objects=True)  # it ignores source_type
 
 
 def write(messages: list[Message | Plain], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 
 from ..lean import Call, Plain, writable, write_each
 from ..model import (
@@ -335,7 +334,7 @@ class _Writer:
 
     def _plain_call(self, call: Call, index: int) -> tuple[str, dict[str, Any]]:
         """:func:`_call_out` of a plain call (its arguments parse: ``lean.bare_arguments``)."""
-        arguments = orjson.loads(call.arguments_raw)
+        arguments = call.parsed()
         if arguments.__class__ is dict:
             return "tool_calls", {"name": call.name, "args": arguments, "id": call.call_id, "type": "tool_call"}
         self.losses.add(index, "tool_call.arguments", "approximated",
@@ -351,7 +350,7 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (its id and its
     speaker written)."""
     # its canonical path ignores source_type
-    return writable(msg, NAME, ids=True, speakers=True)
+    return writable(msg, NAME, ids=True, speakers=True, objects=True)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -194,8 +194,9 @@ class Writer:
         for call in content:
             self.names[call.call_id] = call.name  # type: ignore[union-attr]
             self.custom.discard(call.call_id)  # type: ignore[union-attr]
+            raw = call.arguments_raw if call.arguments_raw is not None else dump_json(call.arguments)  # type: ignore[union-attr]
             items.append({"type": "function_call", "call_id": call.call_id, "name": call.name,  # type: ignore[union-attr]
-                          "arguments": call.arguments_raw})  # type: ignore[union-attr]
+                          "arguments": raw})
 
     # --- parts ------------------------------------------------------------------------
 
@@ -337,7 +338,7 @@ class Writer:
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`Writer._plain` writes a plain message as its canonical one would be."""
-    return writable(msg, NAME, ids=True, speakers=True)  # its canonical path ignores source_type
+    return writable(msg, NAME, ids=True, speakers=True, objects=True)  # its canonical path ignores source_type
 
 
 def _role(msg: Message) -> str:

@@ -222,7 +222,8 @@ def _plain_out(msg: Plain, index: int, losses: Losses) -> dict[str, Any]:
 
 
 def _call_item(call: Call) -> dict[str, Any]:
-    return {"id": call.call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments_raw}}
+    raw = call.arguments_raw if call.arguments_raw is not None else dump_json(call.arguments)  # as _tool_call_out
+    return {"id": call.call_id, "type": "function", "function": {"name": call.name, "arguments": raw}}
 
 
 _NONE: dict[str, Any] = {}  # read only

@@ -6,7 +6,6 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-import orjson
 
 from ..lean import ANY_ROLE, Call, Plain, canonical, writable
 from ..model import (
@@ -64,7 +63,7 @@ class _Writer:
             part: dict[str, Any] = {"type": "tool_call", "name": call.name}  # type: ignore[union-attr]
             if call.call_id not in self.anonymous:
                 part["id"] = call.call_id
-            if (arguments := orjson.loads(call.arguments_raw)) is not None:  # type: ignore[union-attr]
+            if (arguments := call.parsed()) is not None:  # type: ignore[union-attr]
                 part["arguments"] = arguments
             parts.append(part)
         return parts
@@ -230,7 +229,7 @@ def _message(msg: Message | Plain, index: int, writer: _Writer, output: bool) ->
 
 def _takes(msg: Any) -> bool:
     """Whether a plain message is written as its canonical one would be (:meth:`_Writer.plain_parts`)."""
-    return writable(msg, NAME, texts=ANY_ROLE, ids=True, speakers=True)  # its canonical path ignores source_type
+    return writable(msg, NAME, texts=ANY_ROLE, ids=True, speakers=True, objects=True)  # its canonical path ignores source_type
 
 
 def write(messages: list[Message | Plain], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:

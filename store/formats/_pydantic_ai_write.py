@@ -118,7 +118,8 @@ class _Writer:
                 parts.append({"content": msg.text, "part_kind": "text"})
             for call in content:
                 self.names[call.call_id] = call.name
-                parts.append({"tool_name": call.name, "part_kind": "tool-call", "args": call.arguments_raw,  # type: ignore[union-attr]
+                args = call.arguments_raw if call.arguments_raw is not None else call.arguments  # type: ignore[union-attr]
+                parts.append({"tool_name": call.name, "part_kind": "tool-call", "args": args,  # type: ignore[union-attr]
                               "tool_call_id": call.call_id})
         else:
             parts.append({"content": msg.text, "part_kind": "system-prompt" if msg.role == "system" else "user-prompt"})
@@ -303,7 +304,7 @@ _STAMPED = {"system-prompt", "user-prompt", "tool-return", "retry-prompt", "retr
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (a speaker
     reported dropped; its source message type ignored, as the canonical path ignores it)."""
-    return writable(msg, NAME, texts=ANY_ROLE, speakers=True)
+    return writable(msg, NAME, texts=ANY_ROLE, speakers=True, objects=True)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -287,7 +287,8 @@ class _Writer:
             for call in content:
                 self.calls[call.call_id] = (call.name, False)
                 self.out.append(_Out({"role": "assistant", "content": "", **named,
-                                      "function_call": {"name": call.name, "arguments": call.arguments_raw},
+                                      "function_call": {"name": call.name, "arguments": call.arguments_raw
+                                                        if call.arguments_raw is not None else dump_json(call.arguments)},
                                       "extra": {"function_id": call.call_id}}))
             if msg.role == "assistant" and prev is not None and prev["role"] == "assistant" \
                     and prev.get("name") == msg.speaker:
@@ -314,7 +315,7 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: not an empty
     text (the general path drops or carries it), not an error; its speaker its name, its source message type
     and id carried as the general path carries them."""
-    return writable(msg, NAME, ids=True, speakers=True) and msg.text != "" \
+    return writable(msg, NAME, ids=True, speakers=True, objects=True) and msg.text != "" \
         and not (msg.role == "tool" and msg.content[0].is_error)
 
 

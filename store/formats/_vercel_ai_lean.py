@@ -3,9 +3,9 @@
 An agent's UIMessages are mostly of plain parts, with no keys but their own: texts, step starts and
 tool parts whose output is available as a string. Their canonical fields are built from the items
 themselves (their plain types are their validation), without the source models, and a message of a
-text or a result is a plain one (with its UIMessage's id, if it is its first); every
-other message takes the source models' path (``vercel_ai._message``), and all are validated as
-canonical messages in one call. A property test holds the result to ``to_canonical``
+text, a result or calls whose input is an object (a text before them or not) is a plain one (with its
+UIMessage's id, if it is its first); every other message takes the source models' path
+(``vercel_ai._message``), and all are validated as canonical messages in one call. A property test holds the result to ``to_canonical``
 (tests/test_lean_read.py).
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..lean import Plain, Result, Writable
+from ..lean import Call, Plain, Result, Writable
 from ._common import message_list, validate_others
 from .vercel_ai import MESSAGES, NAME, Fields, _message, finish
 
@@ -34,17 +34,24 @@ def to_writable(data: Any) -> list[Writable]:
 
 
 def _as_plain(f: Fields) -> Any:
-    """Plain fields (a text, a result) as a :class:`~store.lean.Plain`; the fields as they are otherwise."""
-    if len(content := f["content"]) != 1:
+    """Plain fields (a text, a result, calls whose input is an object after a text or not) as a
+    :class:`~store.lean.Plain`; the fields as they are otherwise."""
+    content = f["content"]
+    if not content:
         return f
     block = content[0]
-    if block["kind"] == "text":
+    if len(content) == 1 and block["kind"] == "text":
         return Plain(f["role"], block["text"], NAME, extras=f["extras"] or None,
                      external_id=f.get("external_id"))
     if block["kind"] == "tool_result":
         return Plain("tool", block["output"], NAME, (Result(block["call_id"]),), block["name"],
                      extras=f["extras"] or None)
-    return f
+    text = block["text"] if block["kind"] == "text" else None
+    calls = [Call(b["call_id"], b["name"], None, arguments=b["arguments"]) for b in content[text is not None:]
+             if b["kind"] == "tool_call" and b["arguments"].__class__ is dict]
+    if len(calls) != len(content) - (text is not None):
+        return f  # a text after a call, or input that is no object
+    return Plain("assistant", text, NAME, tuple(calls), extras=f["extras"] or None, external_id=f.get("external_id"))
 
 
 def _lean(m: Any) -> list[Fields] | None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import mimetypes
 from typing import Any
 
-import orjson
 
 from ..lean import Call, Plain, canonical, writable
 from ..model import (
@@ -107,7 +106,7 @@ class _Writer:
             parts.append({"type": "text", "text": msg.text})
         for call in content:
             part = {"type": f"tool-{call.name}", "toolCallId": call.call_id, "state": "input-available",  # type: ignore[union-attr]
-                    "input": orjson.loads(call.arguments_raw)}  # type: ignore[union-attr]
+                    "input": call.parsed()}  # type: ignore[union-attr]
             parts.append(part)
             self.calls.setdefault(call.call_id, []).append((len(self.out) - 1, part))
         self.current = target if assistant else None
@@ -271,7 +270,7 @@ class _Writer:
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (a speaker
     reported dropped; its source message type ignored, as the canonical path ignores it)."""
-    return writable(msg, NAME, own=False, speakers=True)
+    return writable(msg, NAME, own=False, speakers=True, objects=True)
 
 
 def write(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]] | dict[str, Any]:

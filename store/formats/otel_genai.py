@@ -42,7 +42,7 @@ from pydantic import ConfigDict, Discriminator, Tag, TypeAdapter, with_config
 from typing_extensions import NotRequired, TypedDict
 
 from ..errors import SchemaError
-from ..lean import Plain, Result, Writable
+from ..lean import Call, Plain, Result, Writable
 from ..model import Message
 from ._common import (b64decode_exact, dump_json, made, note_first, parse_json, unknown_keys, validate,
                       validate_others)
@@ -340,15 +340,20 @@ def to_canonical(data: Any) -> list[Message]:
 
 def to_writable(data: Any) -> list[Writable]:
     """:func:`to_canonical`, with a :class:`~store.lean.Plain` standing in for each input message of one
-    text part, or of one response (a string) to a call of its id, for a writer that takes them
+    text part, of an assistant's calls (of ids, and objects of arguments; a text before them or not), or of
+    one response (a string) to a call of its id, for a writer that takes them
     (``formats.convert``): read from the item itself, whose plain types are its validation. A
     property test holds it to :func:`to_canonical` (tests/test_lean_read.py)."""
     return _read(data, lean=True)
 
 
 def _plain(m: Any) -> Plain | None:
-    if m.__class__ is not dict or len(m) != 2 or (parts := m.get("parts")).__class__ is not list or len(parts) != 1 \
-            or (part := parts[0]).__class__ is not dict or len(part) != 3 - (part.get("type") == "text"):
+    if m.__class__ is not dict or len(m) != 2 or (parts := m.get("parts")).__class__ is not list or not parts \
+            or (part := parts[0]).__class__ is not dict:
+        return None
+    if len(parts) > 1 or part.get("type") == "tool_call":
+        return _plain_calls(m.get("role"), parts)
+    if len(part) != 3 - (part.get("type") == "text"):
         return None
     role, kind = m.get("role"), part.get("type")
     if kind == "text" and role.__class__ is str and role in _TEXT_ROLES and (text := part.get("content")).__class__ is str:
@@ -360,6 +365,24 @@ def _plain(m: Any) -> Plain | None:
 
 
 _TEXT_ROLES = frozenset({"system", "user", "assistant"})
+_CALL_KEYS = {"type", "name", "id", "arguments"}
+
+
+def _plain_calls(role: Any, parts: list[Any]) -> Plain | None:
+    """An assistant's calls, each of a name, an id and an object of arguments, a text part before them or
+    not; None for any other."""
+    first = parts[0]
+    text = first.get("content") if len(first) == 2 and first.get("type") == "text" else None
+    if role != "assistant" or text.__class__ is not str and text is not None:
+        return None
+    calls = []
+    for part in parts[text is not None:]:
+        if part.__class__ is not dict or part.keys() != _CALL_KEYS or part["type"] != "tool_call" \
+                or (name := part["name"]).__class__ is not str or (call_id := part["id"]).__class__ is not str \
+                or (args := part["arguments"]).__class__ is not dict:
+            return None
+        calls.append(Call(call_id, name, None, arguments=args))
+    return Plain("assistant", text, NAME, tuple(calls)) if calls else None
 
 
 def _plains(items: Any, lean: bool) -> list[Plain | None]:
@@ -402,7 +425,9 @@ def _messages(reader: _Reader, parsed: list[Any], plain: list[Plain | None], cou
         if p is None:
             out.append(reader.message(next(each), first + i, output))
         else:
-            if p.content and p.content[0].call_id in reader.pending:  # answered, as the reader notes it
+            if p.role == "assistant":  # calls waiting for a response, as the reader notes them
+                reader.pending.extend(call.call_id for call in p.content)
+            elif p.content and p.content[0].call_id in reader.pending:  # answered, as the reader notes it
                 reader.pending.remove(p.content[0].call_id)
             out.append(p)
     return out
