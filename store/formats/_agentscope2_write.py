@@ -26,6 +26,8 @@ TAKES_PLAIN = True
 class _Part:
     """One canonical message (or plain one: ``store.lean``) placed into an output Msg, from block ``at`` on."""
 
+    __slots__ = ("msg", "index", "at", "kind", "how", "ts", "carried", "checks", "written", "named", "texted")
+
     def __init__(self, msg: Message | Plain, index: int, at: int, kind: str, how: str, ts: str | None) -> None:
         self.msg, self.index, self.at, self.kind, self.how, self.ts = msg, index, at, kind, how, ts
         self.carried: dict[int, Block] = {}
@@ -36,6 +38,8 @@ class _Part:
 
 
 class _Out:
+    __slots__ = ("idx", "msg", "parts")
+
     def __init__(self, idx: int, msg: dict[str, Any]) -> None:
         self.idx, self.msg, self.parts = idx, msg, []  # type: list[_Part]
 

@@ -149,11 +149,14 @@ class Writer:
         """call id -> tool name, of the calls written so far."""
         self.custom: set[str] = set()
         """ids of the calls written as custom tool calls (their outputs are custom too)."""
+        self.source: str | None = None
+        """The source format of the message being written."""
 
     def run(self, messages: list[Message | Plain]) -> list[dict[str, Any]]:
         """Canonical messages (plain ones among them: ``store.lean``) as items."""
         messages = canonical(messages, unless=_takes)
         for index, msg in enumerate(messages):
+            self.source = msg.source_format
             if msg.__class__ is Plain:
                 self._plain(msg, index)  # type: ignore[arg-type]
                 continue
@@ -182,7 +185,8 @@ class Writer:
             custom = call_id in self.custom
             item = {"type": "custom_tool_call_output" if custom else "function_call_output", "call_id": call_id,
                     "output": msg.text}
-            if msg.name is not None and not custom and call_id not in self.names:  # no call says it
+            if msg.name is not None and msg.source_format != NAME and not custom \
+                    and call_id not in self.names:  # no call says it (as _result)
                 item["name"] = msg.name
             if content[0].is_error:
                 self.losses.add(index, "tool_result.is_error", "approximated",
@@ -285,8 +289,9 @@ class Writer:
             output = [self._part(b, "input", bool(own), index, "call outputs") for b in output]
         item = {"type": "custom_tool_call_output" if custom else "function_call_output",
                 "call_id": block.call_id, "output": output}
-        # ``name`` only where the source had it, or where no call says it (a result without its call)
-        orphan = not own and not custom and block.call_id not in self.names
+        # ``name`` only where the source had it, or where no call says it (a result of another format without
+        # its call; this format's outputs note a name they had)
+        orphan = not own and self.source != NAME and not custom and block.call_id not in self.names
         if block.name is not None and (own.get("name") is True or orphan):
             item["name"] = block.name
         if block.is_error:

@@ -387,10 +387,10 @@ class _Reader:
             del fields["name"]
         known = self.calls.get(call_id)
         custom = item["type"] == "custom_tool_call_output"
-        # the kind is noted but where the writer tells it from the call answered: one read before it, of
-        # the same kind (a function_call_output may answer a custom call, or none; an append may hold
-        # results alone), and a text (the writer's parts of a list depend on the note)
-        told = known is not None and known[1] == custom and isinstance(output, str)
+        # the kind is noted but where the writer tells it anyway: a text output of a function call read before
+        # it (a function_call_output may answer a custom call, or none; an append, a popped item, may hold
+        # results alone, which the writer takes for function outputs; its parts of a list depend on the note)
+        told = known is not None and not known[1] and not custom and isinstance(output, str)
         return {
             "kind": "tool_result", "call_id": call_id,
             "name": item["name"] if named else known[0] if known else None,

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from store import convert
 from store.errors import LossError, SchemaError
 from store.formats import detect, openai_responses, read, write
+from store.lean import Plain, Result, canonical
 from store.model import (
     AudioBlock,
     DataBlock,
@@ -464,17 +465,23 @@ def _kind_notes(items: list[dict]) -> list[object]:
 
 
 def test_an_outputs_kind_is_noted_where_its_call_does_not_tell_it():
-    """An output of a function call read before it is a plain result (no note); a function output of a custom
-    call, an output read without its call (an append of results alone) and a list output keep their kind."""
+    """A text output of a function call read before it is a plain result (no note); a function output of a
+    custom call, a custom output, an output read without its call (an append of results alone) and a list
+    output keep their kind."""
     call = {"type": "function_call", "call_id": "f1", "name": "f", "arguments": "{}"}
     custom = {"type": "custom_tool_call", "call_id": "c1", "name": "patch", "input": "+"}
     items = [call, custom, {"type": "function_call_output", "call_id": "f1", "output": "ok"},
              {"type": "function_call_output", "call_id": "c1", "output": "odd"},
              {"type": "custom_tool_call_output", "call_id": "c1", "output": "ok"},
              {"type": "function_call_output", "call_id": "f1", "output": [{"type": "input_text", "text": "ok"}]}]
-    assert _kind_notes(items) == [None, "function", None, "function"]
+    assert _kind_notes(items) == [None, "function", "custom", "function"]
     assert _kind_notes(items[2:]) == ["function", "function", "custom", "function"]
     assert convert(copy.deepcopy(items), from_=NAME, to=NAME) == items
+    # written without their calls (a session's popped item): each as it was, no name added
+    outputs = read(copy.deepcopy(items), NAME)[1:]  # the calls are one turn
+    assert [write([msg], NAME)[0] for msg in outputs] == [[item] for item in items[2:]]
+    plain = Plain("tool", "ok", NAME, (Result("f1"),), "f")  # as a load reads its rows
+    assert write([plain], NAME)[0] == write(canonical([plain]), NAME)[0] == [items[2]]
 
 
 @pytest.mark.parametrize("first, second", [("custom", "function"), ("function", "custom")])
