@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, NamedTuple, TypeAlias
 
 import orjson
@@ -291,20 +292,15 @@ def write_each(msgs: Sequence[Writable], takes: Callable[[Any], bool], plain: Ca
         (plain if msg.__class__ is Plain else other)(msg, index)
 
 
-def anonymous(msgs: Sequence[Writable], objects: bool = False) -> Sequence[Writable]:
-    """``msgs`` with each :class:`Plain` that holds its source's id, a speaker or calls of object arguments as
-    its canonical message: for a writer that takes every other plain message as it is (not by
-    :func:`writable`), whose plain path has none of them (calls of object arguments it may have, with
-    ``objects``)."""
-    return canonical(msgs, of=(Plain,), unless=_anonymous_objects if objects else _anonymous)
+def anonymous(msgs: Sequence[Writable], *, ids: bool = False, objects: bool = False) -> Sequence[Writable]:
+    """``msgs`` with each :class:`Plain` that holds a speaker, its source's id (unless ``ids``) or calls of
+    object arguments (unless ``objects``) as its canonical message: for a writer that takes every other
+    plain message as it is (not by :func:`writable`), whose plain path has none of them."""
+    return canonical(msgs, of=(Plain,), unless=partial(_anonymous, ids=ids, objects=objects))
 
 
-def _anonymous_objects(msg: Any) -> bool:
-    return msg.external_id is None and msg.speaker is None
-
-
-def _anonymous(msg: Any) -> bool:
-    return msg.external_id is None and msg.speaker is None and texts_only(msg.content)
+def _anonymous(msg: Any, ids: bool, objects: bool) -> bool:
+    return msg.speaker is None and (ids or msg.external_id is None) and (objects or texts_only(msg.content))
 
 
 def canonical(msgs: Sequence[Writable], of: tuple[type, ...] = (Plain, Parts),

@@ -140,7 +140,10 @@ class _Writer:
         return []
 
     def lost_notes(self, msg: Plain, index: int) -> None:
-        """Report the notes of other formats a plain message holds (a reasoning text)."""
+        """Report what of a plain message Anthropic has no place for, as :meth:`turns` does: its source's id
+        (an empty one is none), the notes of other formats (a reasoning text)."""
+        if msg.external_id:
+            self.losses.add(index, "external_id", detail="Anthropic messages have no such field")
         report_extras(msg, index, self.losses, NAME)
 
     def plain_result(self, msg: Plain) -> dict[str, Any]:
@@ -416,7 +419,7 @@ def from_canonical(messages: list[Message | Plain], losses: Losses) -> dict[str,
     """Canonical messages as an Anthropic request body ``{"system"?, "messages"}`` (or as
     the bare list they were read from)."""
     writer = _Writer(losses)
-    messages = anonymous(messages, objects=True)  # type: ignore[assignment]
+    messages = anonymous(messages, ids=True, objects=True)  # type: ignore[assignment]
     prompt, body = one_pass(messages, writer) or _passes(messages, writer)
     head = (messages[0].extras or _NONE).get(NAME, _NONE) if messages else _NONE
     if head.get("form") == "list":

@@ -28,15 +28,25 @@ _extras = st.one_of(_agent_extras, st.just({"anthropic": {"joined": True}}))
 _source = st.sampled_from(["openai", None, "anthropic"])
 
 
+_mid = st.sampled_from([None, None, "m1", ""])  # a source's message id (a Vercel UIMessage's)
+
+
+def _call(call_id: str, raw: str | None) -> Call:
+    """A call of its arguments' text, or (None) of an object without text (a Vercel tool part's input)."""
+    return Call(call_id, "get_weather", raw) if raw is not None else Call(call_id, "get_weather", None,
+                                                                          arguments={"city": "Paris"})
+
+
 def _turn(draw: Any, n: int) -> list[Any]:
     """A user message, the assistant's calls answered in order, and its answer."""
-    out: list[Any] = [Plain("user", draw(_text.filter(str.strip)), "openai")]
+    out: list[Any] = [Plain("user", draw(_text.filter(str.strip)), "openai", external_id=draw(_mid))]
     if draw(st.booleans()):
-        calls = tuple(Call(f"call_{n}_{k}", "get_weather", draw(_raw)) for k in range(draw(st.integers(1, 3))))
+        calls = tuple(_call(f"call_{n}_{k}", draw(st.one_of(_raw, st.none()))) for k in range(draw(st.integers(1, 3))))
         lead = draw(st.one_of(st.none(), _text.filter(str.strip)))
         out.append(Plain("assistant", lead, "openai", calls, extras=draw(_agent_extras)))
         out += [Plain("tool", draw(_text), "openai", (Result(c.call_id),), "get_weather") for c in calls]
-    out.append(Plain("assistant", draw(_text.filter(str.strip)), "openai", extras=draw(_agent_extras)))
+    out.append(Plain("assistant", draw(_text.filter(str.strip)), "openai", extras=draw(_agent_extras),
+                     external_id=draw(_mid)))
     return out
 
 
