@@ -124,6 +124,17 @@ _af_item = st.one_of(
     st.builds(lambda t, more: _af("user", [_af_text(t)], **more), _text,
               st.sampled_from([{"author_name": "ana"}, {"message_id": "m1"}, {"x_meta": 1}])),
     st.builds(lambda t: {**_af("user", [_af_text(t)]), "additional_properties": {"k": "v"}}, _text),
+    st.builds(lambda item, props: {**item, "additional_properties": props},  # notes convstore carried, or near them
+              st.one_of(st.builds(lambda r, t: _af(r, [_af_text(t)]), st.sampled_from(["user", "assistant"]), _text),
+                        st.builds(lambda calls: _af("assistant", calls), st.lists(_af_call, min_size=1, max_size=2)),
+                        st.builds(lambda res: _af("tool", [res]), _af_result)),
+              st.sampled_from([{"convstore": {"extras": {"openai": {"content": "null"}}}},
+                               {"convstore": {"extras": {"openai": {"fields": {"reasoning_content": "r"}}}}},
+                               {"convstore": {"extras": {"agent-framework": {"x": 1}}}}, {"convstore": {"extras": {}}},
+                               {"convstore": {"extras": {"openai": 5}}}, {"convstore": {"extras": {"openai": {}},
+                                                                                        "name": "ana"}},
+                               {"convstore": {"extras": {"openai": {}}}, "k": 1}, {"convstore": "x"},
+                               {"convstore": {"extras": {"openai": {}}, "source_format": "openai"}}])),
     st.sampled_from([_af("user", []), _af("user", "a string"), _af(["user"], [_af_text("x")]), _af("user", [{"type": "bogus"}]), {"role": "user"},
                      _af("tool", [{"type": "function_result", "call_id": 7}]), "a message"]),
 )
@@ -144,6 +155,17 @@ _gemini_item = st.one_of(
     st.builds(lambda t: {"role": "user", "parts": [{"text": t}, {"text": t}]}, _text),
     st.builds(lambda i, n: {"role": "model", "parts": [{"function_call": {"name": n, "id": i, "args": {}}}]},
               _id, _name),
+    st.builds(lambda r, head, calls: {"role": r, "parts": head + calls}, st.sampled_from(["model", "model", "user"]),
+              st.one_of(st.just([]), st.builds(lambda t: [{"text": t}], _text), st.just([{"text": "t", "thought": True}]),
+                        st.just([{"text": 7}])),
+              st.lists(st.one_of(
+                  st.builds(lambda i, n, a: {"function_call": {"name": n, "id": i, "args": a}}, _id, _name,
+                            st.dictionaries(st.sampled_from(["a", "b"]), st.integers(), max_size=2)),
+                  st.sampled_from([{"function_call": {"name": "f", "args": {}}}, {"function_call": {"name": "f", "id": "c"}},
+                                   {"function_call": {"name": "f", "id": "c", "args": [1]}},
+                                   {"function_call": {"name": "f", "id": "c", "args": {}, "x": 1}},
+                                   {"function_call": {"name": "f", "id": "c", "args": {}}, "thought_signature": "s"},
+                                   {"text": "after"}])), max_size=3)),
     st.builds(lambda i, n, t: {"role": "user", "parts": [{"function_response": {"name": n, "id": i,
                                                                                  "response": {"output": t}}}]},
               _id, _name, _text),
@@ -511,8 +533,27 @@ _QW_NEAR = [  # a turn's later item carrying notes (its canonical message keeps 
 ]
 
 
+_AF_NOTES = {"convstore": {"extras": {"openai": {"x": 1}}}}
+_AF_NEAR = [  # a result, a text and calls carrying other formats' notes, and a payload with more than notes
+    [{"type": "message", "role": "tool", "additional_properties": _AF_NOTES, "contents": [
+        {"type": "function_result", "call_id": "c1", "result": "ok", "additional_properties": {}}]}],
+    [{"type": "message", "role": "user", "additional_properties": {"convstore": {"extras": {}, "name": "ana"}},
+      "contents": [{"type": "text", "text": "t", "additional_properties": {}}]}],
+]
+
+
+_GM_NEAR = [  # responses without an id answer the calls before them by name, then in order
+    [{"role": "model", "parts": [{"text": "t"}, {"function_call": {"name": "f", "id": "c1", "args": {}}},
+                                 {"function_call": {"name": "g", "id": "c2", "args": {"a": 1}}}]},
+     {"role": "user", "parts": [{"function_response": {"name": "g", "response": {"output": "two"}}},
+                                {"function_response": {"name": "x", "response": {"output": "one"}}}]}],
+]
+
+
 @pytest.mark.parametrize(("fmt", "items"), [
     *[("qwen", items) for items in _QW_NEAR],
+    *[("agent-framework", items) for items in _AF_NEAR],
+    *[("gemini", items) for items in _GM_NEAR],
     ("agentscope2", _as2_turn_of({"splits": [3], "unmarked": True})),
     ("agentscope2", _as2_turn_of({"splits": [3]})),
     ("agentscope2", _as2_turn_of({"splits": 3, "unmarked": True})),
@@ -532,7 +573,8 @@ _QW_NEAR = [  # a turn's later item carrying notes (its canonical message keeps 
     ("pydantic-ai", [{"parts": [{"tool_name": "f", "args": None, "part_kind": "tool-call", "tool_call_id": "c"}],
                       "kind": "response"}]),
     *[("docent", [_dc_text(meta), _dc_result(meta)]) for meta in _DC_METADATA],
-], ids=[*[f"qw-carried-{n}" for n in range(len(_QW_NEAR))], "as2-plain", "as2-marked", "as2-bad-splits", "as2-result-metadata", "as2-pending", "as2-results-joined",
+], ids=[*[f"qw-carried-{n}" for n in range(len(_QW_NEAR))], *[f"af-carried-{n}" for n in range(len(_AF_NEAR))],
+        *[f"gm-unanswered-{n}" for n in range(len(_GM_NEAR))], "as2-plain", "as2-marked", "as2-bad-splits", "as2-result-metadata", "as2-pending", "as2-results-joined",
         "as2-text-bad-splits", "as2-text-unmarked", "vc-plain", "vc-more-keys", "vc-json-output", "vc-error",
         "vc-no-parts", "vc-no-input", "pa-null-content", "pa-null-args",
         *[f"dc-metadata-{n}" for n in range(len(_DC_METADATA))]])

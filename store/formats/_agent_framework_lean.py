@@ -1,8 +1,9 @@
 """Agent Framework messages read for a writer that takes plain messages (``formats.convert``): ``to_writable``.
 
 An agent's messages are mostly of three plain shapes, as ``Message.to_dict()`` writes them without
-an author, an id or properties: one text, an assistant's function calls (after a text or not; their
-arguments a string that parses to exactly itself) and one function result of a text. Those are read
+an author, an id or properties (but other formats' notes that convstore carried): one text, an
+assistant's function calls (after a text or not; their arguments a string that parses to exactly itself)
+and one function result of a text. Those are read
 from the items themselves (their plain types are their validation), as a
 :class:`~store.lean.Plain`; every other message takes the source models' path (``_Reader.message``).
 A property test holds the result to ``to_canonical`` (tests/test_lean_read.py).
@@ -14,7 +15,7 @@ from typing import Any
 
 from ..errors import SchemaError
 from ..lean import Call, Plain, Result, Writable, bare_arguments
-from ._common import message_list, validate_others
+from ._common import CARRY_KEY, message_list, notes_bag, validate_others
 from .agent_framework import MESSAGES, NAME, _Reader, _strays
 
 _TEXT_ROLES = frozenset({"system", "user", "assistant"})
@@ -57,21 +58,37 @@ def _result(content: Any) -> Plain | None:
 
 def _plain(item: Any) -> Plain | None:
     """The message of an item of a plain shape (a result's tool name still to find); None for any other."""
-    if not _bare(item, 4) or item.get("type") != "message" or (contents := item.get("contents")).__class__ is not list \
-            or not contents:
+    if item.__class__ is not dict or len(item) != 4 or item.get("type") != "message" \
+            or (contents := item.get("contents")).__class__ is not list or not contents:
+        return None
+    notes = None
+    if (ap := item.get("additional_properties")) != {} and (notes := _carried_notes(ap)) is None:
         return None
     role = item.get("role")
     if role == "tool":
-        return _result(contents[0]) if len(contents) == 1 else None
+        if len(contents) != 1 or (result := _result(contents[0])) is None:
+            return None
+        result.extras = notes
+        return result
     if role.__class__ is not str or role not in _TEXT_ROLES:
         return None
     text = _text(contents[0])
     if len(contents) == 1 and text is not None:
-        return Plain(role, text, NAME)
+        return Plain(role, text, NAME, extras=notes)
     calls = [_call(c) for c in (contents[1:] if text is not None else contents)]
     if role != "assistant" or None in calls:
         return None
-    return Plain("assistant", text, NAME, tuple(calls))  # type: ignore[arg-type]
+    return Plain("assistant", text, NAME, tuple(calls), extras=notes)  # type: ignore[arg-type]
+
+
+def _carried_notes(properties: Any) -> dict[str, Any] | None:
+    """Other formats' notes, where they are all a message's properties hold (``{"convstore": {"extras":
+    {...}}}``, as convstore carries an OpenAI message's ``reasoning_content``); None for any other."""
+    if properties.__class__ is not dict or len(properties) != 1 \
+            or (payload := properties.get(CARRY_KEY)).__class__ is not dict or len(payload) != 1 \
+            or not (notes := payload.get("extras")) or not notes_bag(notes) or NAME in notes:
+        return None
+    return notes  # type: ignore[no-any-return]
 
 
 def to_writable(data: Any) -> list[Writable]:

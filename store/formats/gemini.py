@@ -31,7 +31,7 @@ from pydantic import ConfigDict, TypeAdapter, with_config
 from typing_extensions import NotRequired, TypedDict
 
 from ..errors import SchemaError
-from ..lean import Plain, Writable
+from ..lean import Call, Plain, Writable
 from ..model import Message
 from ._common import Losses, dump_json, made, note_first, unknown_keys, validate, validate_others
 
@@ -311,7 +311,8 @@ def to_canonical(data: Any) -> list[Message]:
 
 def to_writable(data: Any) -> list[Writable]:
     """:func:`to_canonical`, with a :class:`~store.lean.Plain` standing in for each content of one text
-    part (``{"role", "parts": [{"text"}]}``), for a writer that takes them (``formats.convert``): read
+    part (``{"role", "parts": [{"text"}]}``) or of a model's calls (``{"function_call": {"name", "id",
+    "args"}}`` parts, after a text part or not), for a writer that takes them (``formats.convert``): read
     from the item itself, whose plain types are its validation. A property test holds it to
     :func:`to_canonical` (tests/test_lean_read.py)."""
     return _read(data, lean=True)
@@ -321,11 +322,27 @@ _PLAIN_ROLES = {"user": "user", "model": "assistant"}
 
 
 def _plain_text(c: Any) -> Plain | None:
-    if c.__class__ is dict and len(c) == 2 and (parts := c.get("parts")).__class__ is list and len(parts) == 1 \
-            and (part := parts[0]).__class__ is dict and len(part) == 1 and (text := part.get("text")).__class__ is str \
-            and (role := _PLAIN_ROLES.get(c.get("role"))) is not None:  # type: ignore[arg-type]
+    """A content of one text part, or a model's function calls (each of a name, an id and an object of
+    arguments) after a text part or not, as its message; None for any other."""
+    if c.__class__ is not dict or len(c) != 2 or (parts := c.get("parts")).__class__ is not list or not parts \
+            or (part := parts[0]).__class__ is not dict or len(part) != 1:
+        return None
+    text = part.get("text")
+    if len(parts) == 1 and text.__class__ is str and (role := _PLAIN_ROLES.get(c.get("role"))) is not None:  # type: ignore[arg-type]
         return Plain(role, text, NAME)
-    return None
+    if c.get("role") != "model" or text is not None and text.__class__ is not str:
+        return None
+    calls = []
+    for part in parts[text is not None:]:
+        if part.__class__ is not dict or len(part) != 1 or (call := part.get("function_call")).__class__ is not dict \
+                or call.keys() != _PLAIN_CALL or (name := call["name"]).__class__ is not str \
+                or (call_id := call["id"]).__class__ is not str or (args := call["args"]).__class__ is not dict:
+            return None
+        calls.append(Call(call_id, name, None, arguments=args))
+    return Plain("assistant", text, NAME, tuple(calls)) if calls else None
+
+
+_PLAIN_CALL = {"name", "id", "args"}
 
 
 def _read(data: Any, lean: bool) -> list[Writable]:
@@ -347,6 +364,8 @@ def _read(data: Any, lean: bool) -> list[Writable]:
         if p is None:
             out += reader.content(next(parsed), index)
         else:
+            if p.content:  # calls waiting for a response, as the reader notes them
+                reader.pending.extend((call.call_id, call.name) for call in p.content)  # type: ignore[union-attr]
             out.append(p)
     others = None if request is None else {k: v for k, v in request.items() if k != "system_instruction"}
     if out and (request is None or others):
