@@ -101,9 +101,13 @@ class _Writer:
             target = prev
         else:
             target = {"parts": [], "kind": kind}
+            if kind == "response" and msg.external_id is not None:  # as _response_fields writes it
+                target["provider_response_id"] = msg.external_id
             self.out.append(target)
         if msg.speaker is not None:
             self.losses.add(index, "name", detail=f"a Pydantic AI {kind} has no such field")
+        if kind == "request" and msg.external_id is not None:  # as _report reports it
+            self.losses.add(index, "external_id", detail="a Pydantic AI request has no such field")
         report_extras(msg, index, self.losses, NAME)
         self.prompt, self.stamp, parts = None, None, target["parts"]
         if result:
@@ -303,8 +307,9 @@ _STAMPED = {"system-prompt", "user-prompt", "tool-return", "retry-prompt", "retr
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (a speaker
-    reported dropped; its source message type ignored, as the canonical path ignores it)."""
-    return writable(msg, NAME, texts=ANY_ROLE, speakers=True, objects=True)
+    reported dropped; an id a response's, a request's reported dropped; its source message type ignored, as
+    the canonical path ignores it)."""
+    return writable(msg, NAME, texts=ANY_ROLE, ids=True, speakers=True, objects=True)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
