@@ -123,8 +123,8 @@ class _Writer:
             for call in content:
                 self.callers[call.call_id] = (source, call.name)  # type: ignore[union-attr]
             if content:
-                bodies.append({"content": [{"id": c.call_id, "arguments": c.arguments_raw, "name": c.name}  # type: ignore[union-attr]
-                                           for c in content], "type": "ToolCallRequestEvent"})
+                bodies.append({"content": self._plain_calls(content, text is not None),  # type: ignore[arg-type]
+                               "type": "ToolCallRequestEvent"})
         payload: dict[str, Any] = {}
         if msg.extras:
             payload["extras"] = to_jsonable_python(dict(msg.extras))
@@ -146,6 +146,19 @@ class _Writer:
         self.out.append(({} if msg.external_id is None else {"id": msg.external_id}) | head | bodies[0])
         for body in bodies[1:]:
             self.out.append(head | {"models_usage": None, "metadata": {CARRY_KEY: PART}} | body)
+
+    def _plain_calls(self, calls: tuple[Call, ...], after_text: bool) -> list[dict[str, Any]]:
+        """A plain message's calls as ``core.call_out`` writes them; those of object arguments (written as
+        their text) patched as :meth:`_patch` patches them, at their block's position."""
+        out = []
+        for pos, c in enumerate(calls, after_text):
+            raw = c.arguments_raw
+            if raw is None:
+                raw = dump_json(c.arguments)
+                self.patches[str(pos)] = {"arguments_raw": None}
+                self.losses.add(self.index, "tool_call.arguments_raw", "carried", _CARRIED)
+            out.append({"id": c.call_id, "arguments": raw, "name": c.name})
+        return out
 
     def _plain_result(self, msg: Plain) -> dict[str, Any]:
         """The body of a plain tool result: its call's execution event, or a text stand-in where no call
@@ -433,7 +446,7 @@ def _takes(msg: Any) -> bool:
     type not AgentChat's (which the canonical path neither writes nor carries; AgentChat's picks the type), or
     the one the plain path writes anyway."""
     # an id: its first item's, as the canonical path writes it; a speaker: its source
-    if not writable(msg, NAME, ids=True, speakers=True):
+    if not writable(msg, NAME, ids=True, speakers=True, objects=True):
         return False
     content = msg.content
     first = "text" if not content or content[0].__class__ is Call and msg.text is not None \
