@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, NamedTuple, TypeAlias
 
 import orjson
@@ -47,7 +46,7 @@ class Result(NamedTuple):
 class Call(NamedTuple):
     """A tool call as its block row keeps it: its arguments as the source wrote them, JSON whose
     parse is exactly the call's arguments (``codec`` keeps them so). Or, only between a conversion's
-    read and a writer whose plain path takes it (``writable(..., objects=True)``), a call whose source
+    read and its writer (every writer's plain path takes it), a call whose source
     gave its arguments as a JSON object without text (``arguments_raw`` None, ``arguments`` that object:
     a Vercel tool part's ``input``, a LangChain call's ``args``)."""
 
@@ -254,13 +253,13 @@ plain ones standing in for some (and on a write, :class:`Parts`)."""
 
 
 def writable(msg: Any, fmt: str, *, texts: frozenset[str] = PLAIN_ROLES, own: bool = True, ids: bool = False,
-             speakers: bool = False, objects: bool = False) -> bool:
+             speakers: bool = False) -> bool:
     """Whether ``msg`` is a :class:`Plain` that a writer of ``fmt`` writes itself, without its canonical
     message (the writer's ``plain`` path; others are made canonical first, :func:`canonical`): one without
     ``fmt``'s notes (nor read from ``fmt``, unless ``own``; nor with an id, unless ``ids``; nor with a
     speaker, unless ``speakers``, and never a tool message's: a writer's plain path writes a text's or
-    calls' speaker, a result's name is its tool's; nor with calls of object arguments, unless ``objects``),
-    a text of a role in ``texts``, an assistant's calls or a tool's result. Its source message type, if any, the plain path
+    calls' speaker, a result's name is its tool's), a text of a role in ``texts``, an assistant's calls (of
+    arguments as text or as an object: :class:`Call`) or a tool's result. Its source message type, if any, the plain path
     carries or ignores as the canonical path does. A writer may add conditions of its own;
     tests/test_lean_load.py and tests/test_lean_read.py hold every writer's output and losses to the
     canonical path's."""
@@ -270,18 +269,7 @@ def writable(msg: Any, fmt: str, *, texts: frozenset[str] = PLAIN_ROLES, own: bo
         return False
     if not msg.content:
         return msg.text is not None and msg.role in texts
-    if msg.content[0].__class__ is Call:
-        return msg.role == "assistant" and (objects or texts_only(msg.content))
-    return msg.role == "tool"
-
-
-def texts_only(content: Sequence[Any]) -> bool:
-    """Whether each call of a plain message's ``content`` has its arguments as text (none as an object:
-    :class:`Call`)."""
-    for part in content:
-        if part.__class__ is Call and part.arguments_raw is None:
-            return False
-    return True
+    return msg.role == ("assistant" if msg.content[0].__class__ is Call else "tool")
 
 
 def write_each(msgs: Sequence[Writable], takes: Callable[[Any], bool], plain: Callable[[Any, int], None],
@@ -292,15 +280,14 @@ def write_each(msgs: Sequence[Writable], takes: Callable[[Any], bool], plain: Ca
         (plain if msg.__class__ is Plain else other)(msg, index)
 
 
-def anonymous(msgs: Sequence[Writable], *, ids: bool = False, objects: bool = False) -> Sequence[Writable]:
-    """``msgs`` with each :class:`Plain` that holds a speaker, its source's id (unless ``ids``) or calls of
-    object arguments (unless ``objects``) as its canonical message: for a writer that takes every other
-    plain message as it is (not by :func:`writable`), whose plain path has none of them."""
-    return canonical(msgs, of=(Plain,), unless=partial(_anonymous, ids=ids, objects=objects))
+def anonymous(msgs: Sequence[Writable]) -> Sequence[Writable]:
+    """``msgs`` with each :class:`Plain` that holds a speaker as its canonical message: for a writer that
+    takes every other plain message as it is (not by :func:`writable`), whose plain path has no speaker."""
+    return canonical(msgs, of=(Plain,), unless=_anonymous)
 
 
-def _anonymous(msg: Any, ids: bool, objects: bool) -> bool:
-    return msg.speaker is None and (ids or msg.external_id is None) and (objects or texts_only(msg.content))
+def _anonymous(msg: Any) -> bool:
+    return msg.speaker is None
 
 
 def canonical(msgs: Sequence[Writable], of: tuple[type, ...] = (Plain, Parts),

@@ -340,7 +340,7 @@ class _Writer:
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (its source
     message type carried as the canonical path carries it, its id and speaker written)."""
-    return writable(msg, NAME, texts=ANY_ROLE, ids=True, speakers=True, objects=True)
+    return writable(msg, NAME, texts=ANY_ROLE, ids=True, speakers=True)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -9,12 +9,12 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from ..lean import Call, Plain, canonical, texts_only, writable
+from ..lean import Call, Plain, canonical, writable
 from ..model import (
     AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock, Usage, VideoBlock,
 )
-from ._common import CARRY_KEY, Losses, b64encode, carry, dump_json, parse_json
+from ._common import CARRY_KEY, Losses, b64encode, call_text, carry, dump_json, parse_json
 from .agentscope2 import (
     NAME, PART, _BLOCKS_IN, _CACHE, _KINDS, _MEDIA, _MSG_LEFTOVERS, _ROLE_OF, _absolute_url, _segments,
 )
@@ -26,7 +26,7 @@ TAKES_PLAIN = True
 class _Part:
     """One canonical message (or plain one: ``store.lean``) placed into an output Msg, from block ``at`` on."""
 
-    __slots__ = ("msg", "index", "at", "kind", "how", "ts", "carried", "checks", "written", "named", "texted")
+    __slots__ = ("at", "carried", "checks", "how", "index", "kind", "msg", "named", "texted", "ts", "written")
 
     def __init__(self, msg: Message | Plain, index: int, at: int, kind: str, how: str, ts: str | None) -> None:
         self.msg, self.index, self.at, self.kind, self.how, self.ts = msg, index, at, kind, how, ts
@@ -223,10 +223,9 @@ class _Writer:
             if m.text is not None:
                 items.append({"type": "text", "text": m.text, "finished_at": None})
             for pos, call in enumerate(content, m.text is not None):
-                if (raw := call.arguments_raw) is None:  # type: ignore[union-attr]
-                    raw = dump_json(call.arguments)  # type: ignore[union-attr]
+                if call.arguments_raw is None:  # type: ignore[union-attr]
                     part.texted.append(pos)
-                d = {"type": "tool_call", "id": call.call_id, "name": call.name, "input": raw,  # type: ignore[union-attr]
+                d = {"type": "tool_call", "id": call.call_id, "name": call.name, "input": call_text(call),  # type: ignore[union-attr]
                      "state": None, "suggested_rules": [], "finished_at": None}
                 self.calls[call.call_id] = (out.idx, d)
                 self.call_dicts.append(d)
@@ -328,7 +327,7 @@ class _Writer:
                     return None
                 d = {"type": "data", "source": source, "name": block.filename}
             case ToolCallBlock() if role == "assistant":
-                raw = block.arguments_raw if block.arguments_raw is not None else dump_json(block.arguments)
+                raw = call_text(block)
                 d = {"type": "tool_call", "id": block.call_id, "name": block.name, "input": raw,
                      "state": meta.get("state"), "suggested_rules": meta.get("suggested_rules", [])}
                 self.calls[block.call_id] = (out.idx, d)
@@ -463,15 +462,15 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.add_plain` writes a plain message as its canonical one would be: a result
     without an id (which only the head of a Msg writes, and a result joins its call's); a text's or calls'
     speaker its Msg's name, its source message type carried as the canonical path carries it."""
-    return writable(msg, NAME, ids=msg.role != "tool", speakers=True, objects=True) \
-        and (texts_only(msg.content) or _texts_read_back(msg.content))
+    return writable(msg, NAME, ids=msg.role != "tool", speakers=True) and _texts_read_back(msg.content)
 
 
-def _texts_read_back(calls: tuple[Call, ...]) -> bool:
+def _texts_read_back(content: tuple[Any, ...]) -> bool:
     """Whether each call of object arguments reads back from its text (as 2.x keeps it) as those arguments:
     then its patch is known (else the canonical path reads it back to find it)."""
-    for call in calls:
-        if call.arguments_raw is None and parse_json(dump_json(call.arguments)) != (call.arguments, None):
+    for part in content:
+        if part.__class__ is Call and part.arguments_raw is None \
+                and parse_json(dump_json(part.arguments)) != (part.arguments, None):
             return False
     return True
 

@@ -311,7 +311,7 @@ def _body(msg: Message, own: dict[str, Any], name: str, role: str, parts: list[d
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (its source
     message type carried as the canonical path carries it, its id written, its speaker its name)."""
-    return writable(msg, NAME, ids=True, speakers=True, objects=True)
+    return writable(msg, NAME, ids=True, speakers=True)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

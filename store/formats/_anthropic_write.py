@@ -10,7 +10,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
-
 from ..lean import Plain, anonymous
 from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock, HandoffBlock, ImageBlock,
@@ -419,7 +418,7 @@ def from_canonical(messages: list[Message | Plain], losses: Losses) -> dict[str,
     """Canonical messages as an Anthropic request body ``{"system"?, "messages"}`` (or as
     the bare list they were read from)."""
     writer = _Writer(losses)
-    messages = anonymous(messages, ids=True, objects=True)  # type: ignore[assignment]
+    messages = anonymous(messages)  # type: ignore[assignment]
     prompt, body = one_pass(messages, writer) or _passes(messages, writer)
     head = (messages[0].extras or _NONE).get(NAME, _NONE) if messages else _NONE
     if head.get("form") == "list":

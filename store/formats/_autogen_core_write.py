@@ -10,7 +10,7 @@ from typing import Any
 
 from ..lean import Call, Plain, canonical, writable
 from ..model import Block, CodeBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock, ToolResultBlock
-from ._common import Losses, dump_json, report_extras, report_fields
+from ._common import Losses, call_text, report_extras, report_fields
 from .autogen_core import (
     NAME, NO_RESULT, call_out, finish, image_out, result_out, result_stand_in, result_text, stand_in,
 )
@@ -101,9 +101,7 @@ class _Writer:
         if content:  # an assistant's calls
             if text:
                 self.losses.add(index, "text", "approximated", "text beside tool calls goes into thought")
-            self.out.append({"content": [{"id": c.call_id, "arguments": c.arguments_raw  # type: ignore[union-attr]
-                                          if c.arguments_raw is not None else dump_json(c.arguments),  # type: ignore[union-attr]
-                                          "name": c.name}  # type: ignore[union-attr]
+            self.out.append({"content": [{"id": c.call_id, "arguments": call_text(c), "name": c.name}  # type: ignore[union-attr]
                                          for c in content], "thought": text or None,
                              "source": msg.speaker or "assistant", "type": "AssistantMessage"})
             self.pending = {c.call_id: (c.name, index) for c in content}  # type: ignore[union-attr]
@@ -266,7 +264,7 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: of a source
     message type that is model input (the canonical path looks at no other); a user's or assistant's speaker
     its source (a SystemMessage has none: the canonical path reports it); an id reported as it reports it."""
-    return writable(msg, NAME, ids=True, speakers=msg.role in _SOURCED, objects=True) \
+    return writable(msg, NAME, ids=True, speakers=msg.role in _SOURCED) \
         and msg.source_type not in _NOT_IN_CONTEXT
 
 

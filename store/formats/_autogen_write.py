@@ -31,7 +31,7 @@ from ..model import (
 )
 from ..model import MESSAGES as CANONICAL
 from . import autogen_core as core
-from ._common import CARRY_KEY, Losses, carry, dump_json
+from ._common import CARRY_KEY, Losses, call_text, carry, dump_json
 from .autogen import NAME, PART, TYPES, UNNAMED, _OWN, _role, _time
 from .autogen_core import finish
 
@@ -152,12 +152,10 @@ class _Writer:
         their text) patched as :meth:`_patch` patches them, at their block's position."""
         out = []
         for pos, c in enumerate(calls, after_text):
-            raw = c.arguments_raw
-            if raw is None:
-                raw = dump_json(c.arguments)
+            if c.arguments_raw is None:
                 self.patches[str(pos)] = {"arguments_raw": None}
                 self.losses.add(self.index, "tool_call.arguments_raw", "carried", _CARRIED)
-            out.append({"id": c.call_id, "arguments": raw, "name": c.name})
+            out.append({"id": c.call_id, "arguments": call_text(c), "name": c.name})
         return out
 
     def _plain_result(self, msg: Plain) -> dict[str, Any]:
@@ -446,7 +444,7 @@ def _takes(msg: Any) -> bool:
     type not AgentChat's (which the canonical path neither writes nor carries; AgentChat's picks the type), or
     the one the plain path writes anyway."""
     # an id: its first item's, as the canonical path writes it; a speaker: its source
-    if not writable(msg, NAME, ids=True, speakers=True, objects=True):
+    if not writable(msg, NAME, ids=True, speakers=True):
         return False
     content = msg.content
     first = "text" if not content or content[0].__class__ is Call and msg.text is not None \

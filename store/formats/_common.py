@@ -201,6 +201,12 @@ def parse_json(raw: str) -> tuple[Any, str | None]:
     return value, None
 
 
+def call_text(call: Any) -> str:
+    """A call's arguments as text (a ``ToolCallBlock``, or a plain ``lean.Call``): as the source wrote them,
+    or, where it had no text, the JSON of its arguments."""
+    return call.arguments_raw if call.arguments_raw is not None else dump_json(call.arguments)
+
+
 def dump_json(value: Any) -> str:
     """Compact JSON text; NaN, Infinity and integers beyond 64 bits written as they are."""
     try:

@@ -334,7 +334,7 @@ def _plain_out(msg: Plain, index: int, losses: Losses) -> _Out:
 def _takes(msg: Any) -> bool:
     """Whether :func:`_plain_out` writes a plain message as its canonical one would be: not an error (its
     source message type and its speaker carried as the canonical path carries them, its id written)."""
-    return writable(msg, NAME, ids=True, speakers=True, objects=True) and not (msg.role == "tool" and msg.content[0].is_error)
+    return writable(msg, NAME, ids=True, speakers=True) and not (msg.role == "tool" and msg.content[0].is_error)
 
 
 # --- Docent's ordering rules -------------------------------------------------------

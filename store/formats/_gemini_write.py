@@ -12,13 +12,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-
 from ..lean import ANY_ROLE, Call, Plain, canonical, writable
 from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, ErrorBlock, FileBlock, HandoffBlock, ImageBlock,
     Message, ReasoningBlock, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock, UsageBlock, VideoBlock,
 )
-from ._common import Losses, dump_json, merge_own, parse_data_uri, parse_json, report_extras
+from ._common import Losses, call_text, dump_json, merge_own, parse_data_uri, parse_json, report_extras
 from .gemini import LANGUAGE_OUT, LANGUAGES, NAME, b64_out, is_b64, outcome_out
 
 _NOT_IN_GEMINI = ("name", "external_id", "created_at", "model", "usage", "metadata")
@@ -169,7 +168,7 @@ class _Writer:
         if isinstance(block.arguments, dict):
             call["args"] = block.arguments
         elif not own.get("no_args") and (block.arguments is not None or (block.arguments_raw or "").strip()):
-            raw = block.arguments_raw if block.arguments_raw is not None else dump_json(block.arguments)
+            raw = call_text(block)
             self.losses.add(index, "tool_call.arguments", "approximated",
                             f"function_call args must be a JSON object; sent {{}} instead of {raw[:80]!r}")
             call["args"] = {}
@@ -276,7 +275,7 @@ def _system_out(messages: list[tuple[int, Message]], writer: _Writer, first_chat
 
 def _takes(msg: Any) -> bool:
     """Whether a plain message is written as its canonical one would be (:meth:`_Writer.plain_parts`)."""
-    return writable(msg, NAME, texts=ANY_ROLE, own=False, ids=True, speakers=True, objects=True)  # it ignores source_type
+    return writable(msg, NAME, texts=ANY_ROLE, own=False, ids=True, speakers=True)  # it ignores source_type
 
 
 def write(messages: list[Message | Plain], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 from ..lean import Call, Plain, writable, write_each
 from ..model import (
     AudioBlock,
@@ -35,7 +34,7 @@ from ..model import (
     UsageBlock,
     VideoBlock,
 )
-from ._common import Losses, b64encode, data_uri, dump_json, report_extras
+from ._common import Losses, b64encode, call_text, data_uri, dump_json, report_extras
 from .langchain import CLASS_NAMES, FULL_KEYS, NAME
 
 TAKES_PLAIN = True
@@ -125,7 +124,7 @@ def _call_out(block: ToolCallBlock, index: int, losses: Losses) -> tuple[str, di
         return ("invalid_tool_calls" if notes.get("invalid") else "tool_calls"), _call_part(block)
     if isinstance(block.arguments, dict) and not block.parse_error:
         return "tool_calls", {"name": block.name, "args": block.arguments, "id": block.call_id, "type": "tool_call"}
-    raw = block.arguments_raw if block.arguments_raw is not None else dump_json(block.arguments)
+    raw = call_text(block)
     why = block.parse_error or "arguments are not a JSON object"
     if not block.parse_error:
         losses.add(index, "tool_call.arguments", "approximated",
@@ -350,7 +349,7 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (its id and its
     speaker written)."""
     # its canonical path ignores source_type
-    return writable(msg, NAME, ids=True, speakers=True, objects=True)
+    return writable(msg, NAME, ids=True, speakers=True)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

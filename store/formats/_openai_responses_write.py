@@ -37,7 +37,7 @@ from ..model import (
     UsageBlock,
     VideoBlock,
 )
-from ._common import Losses, b64encode, data_uri, dump_json, report_extras, report_fields
+from ._common import Losses, b64encode, call_text, data_uri, dump_json, report_extras, report_fields
 from .openai_responses import AUDIO_MEDIA_TYPES, DEFAULTS, FAKE_ID, NAME, TEXT_TYPE, summary_of
 
 _AUDIO_FORMATS = {v: k for k, v in AUDIO_MEDIA_TYPES.items()}
@@ -198,9 +198,8 @@ class Writer:
         for call in content:
             self.names[call.call_id] = call.name  # type: ignore[union-attr]
             self.custom.discard(call.call_id)  # type: ignore[union-attr]
-            raw = call.arguments_raw if call.arguments_raw is not None else dump_json(call.arguments)  # type: ignore[union-attr]
             items.append({"type": "function_call", "call_id": call.call_id, "name": call.name,  # type: ignore[union-attr]
-                          "arguments": raw})
+                          "arguments": call_text(call)})
 
     # --- parts ------------------------------------------------------------------------
 
@@ -270,7 +269,7 @@ class Writer:
         own = _of(block)
         # a Chat Completions custom tool call (the openai format's own note) is one here too
         custom = own.get("type") == "custom" or _dict(block.extras.get("openai")).get("type") == "custom"
-        raw = block.arguments_raw if block.arguments_raw is not None else dump_json(block.arguments)
+        raw = call_text(block)
         self.names[block.call_id] = block.name
         if custom:
             self.custom.add(block.call_id)
@@ -343,7 +342,7 @@ class Writer:
 
 def _takes(msg: Any) -> bool:
     """Whether :meth:`Writer._plain` writes a plain message as its canonical one would be."""
-    return writable(msg, NAME, ids=True, speakers=True, objects=True)  # its canonical path ignores source_type
+    return writable(msg, NAME, ids=True, speakers=True)  # its canonical path ignores source_type
 
 
 def _role(msg: Message) -> str:

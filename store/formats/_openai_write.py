@@ -11,7 +11,7 @@ from ..lean import Call, Plain
 from ..model import (
     AudioBlock, Block, FileBlock, ImageBlock, Message, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock,
 )
-from ._common import Losses, b64encode, data_uri, dump_json, merge_own, report_extras, report_fields
+from ._common import Losses, b64encode, call_text, data_uri, dump_json, merge_own, report_extras, report_fields
 from .openai import _AUDIO_FORMATS, NAME
 
 TAKES_PLAIN = True
@@ -74,7 +74,7 @@ def _tool_call_out(block: ToolCallBlock) -> dict[str, Any]:
     if own.get("type") == "custom":
         call = {"id": block.call_id, "type": "custom", "custom": {"name": block.name, "input": block.arguments_raw or ""}}
         return _merge(call, block.extras, "custom")
-    arguments = block.arguments_raw if block.arguments_raw is not None else dump_json(block.arguments)
+    arguments = call_text(block)
     call = {"id": block.call_id, "type": "function", "function": {"name": block.name, "arguments": arguments}}
     return _merge(call, block.extras, "function")
 
@@ -222,8 +222,7 @@ def _plain_out(msg: Plain, index: int, losses: Losses) -> dict[str, Any]:
 
 
 def _call_item(call: Call) -> dict[str, Any]:
-    raw = call.arguments_raw if call.arguments_raw is not None else dump_json(call.arguments)  # as _tool_call_out
-    return {"id": call.call_id, "type": "function", "function": {"name": call.name, "arguments": raw}}
+    return {"id": call.call_id, "type": "function", "function": {"name": call.name, "arguments": call_text(call)}}
 
 
 _NONE: dict[str, Any] = {}  # read only

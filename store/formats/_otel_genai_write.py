@@ -6,7 +6,6 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-
 from ..lean import ANY_ROLE, Call, Plain, canonical, writable
 from ..model import (
     AudioBlock, Block, CodeBlock, CodeResultBlock, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock,
@@ -229,7 +228,7 @@ def _message(msg: Message | Plain, index: int, writer: _Writer, output: bool) ->
 
 def _takes(msg: Any) -> bool:
     """Whether a plain message is written as its canonical one would be (:meth:`_Writer.plain_parts`)."""
-    return writable(msg, NAME, texts=ANY_ROLE, ids=True, speakers=True, objects=True)  # its canonical path ignores source_type
+    return writable(msg, NAME, texts=ANY_ROLE, ids=True, speakers=True)  # its canonical path ignores source_type
 
 
 def write(messages: list[Message | Plain], losses: Losses) -> dict[str, Any] | list[dict[str, Any]]:

@@ -309,7 +309,7 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (a speaker
     reported dropped; an id a response's, a request's reported dropped; its source message type ignored, as
     the canonical path ignores it)."""
-    return writable(msg, NAME, texts=ANY_ROLE, ids=True, speakers=True, objects=True)
+    return writable(msg, NAME, texts=ANY_ROLE, ids=True, speakers=True)
 
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from ..model import (
     AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock, VideoBlock,
 )
-from ._common import CARRY_KEY, Losses, carry, data_uri, dump_json
+from ._common import CARRY_KEY, Losses, call_text, carry, data_uri
 from .qwen import NAME, _KINDS, _MEDIA_FIELD, Kind, _dict, _kind, _layout, _of
 
 TAKES_PLAIN = True
@@ -203,7 +203,7 @@ class _Writer:
         extra = dict(info["extra"]) if isinstance(info.get("extra"), dict) else None
         for call in calls[:1]:
             assert isinstance(call, ToolCallBlock)
-            arguments = call.arguments_raw if call.arguments_raw is not None else dump_json(call.arguments)
+            arguments = call_text(call)
             fields = _dict(_of(call).get("fields"))
             body["function_call"] = {"name": call.name, "arguments": arguments, **fields}
             self.calls[call.call_id] = (call.name, call.call_id_synthesized)
@@ -287,8 +287,7 @@ class _Writer:
             for call in content:
                 self.calls[call.call_id] = (call.name, False)
                 self.out.append(_Out({"role": "assistant", "content": "", **named,
-                                      "function_call": {"name": call.name, "arguments": call.arguments_raw
-                                                        if call.arguments_raw is not None else dump_json(call.arguments)},
+                                      "function_call": {"name": call.name, "arguments": call_text(call)},
                                       "extra": {"function_id": call.call_id}}))
             if msg.role == "assistant" and prev is not None and prev["role"] == "assistant" \
                     and prev.get("name") == msg.speaker:
@@ -315,7 +314,7 @@ def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be: not an empty
     text (the general path drops or carries it), not an error; its speaker its name, its source message type
     and id carried as the general path carries them."""
-    return writable(msg, NAME, ids=True, speakers=True, objects=True) and msg.text != "" \
+    return writable(msg, NAME, ids=True, speakers=True) and msg.text != "" \
         and not (msg.role == "tool" and msg.content[0].is_error)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import mimetypes
 from typing import Any
 
-
 from ..lean import Call, Plain, canonical, writable
 from ..model import (
     AudioBlock, Block, DataBlock, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
@@ -270,7 +269,7 @@ class _Writer:
 def _takes(msg: Any) -> bool:
     """Whether :meth:`_Writer.plain` writes a plain message as its canonical one would be (a speaker
     reported dropped; its source message type ignored, as the canonical path ignores it)."""
-    return writable(msg, NAME, own=False, speakers=True, objects=True)
+    return writable(msg, NAME, own=False, speakers=True)
 
 
 def write(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]] | dict[str, Any]:

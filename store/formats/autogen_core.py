@@ -44,7 +44,7 @@ from ..model import (
 )
 from ..lean import Call, Plain, Result, Writable, bare_arguments
 from ._common import (
-    b64decode_exact, b64encode, dump_json, message_list, parse_json, validate, validate_others, validated,
+    b64decode_exact, b64encode, call_text, dump_json, message_list, parse_json, validate, validate_others, validated,
 )
 
 NAME = "autogen-core"
@@ -191,7 +191,7 @@ def call_dump(call: FunctionCall) -> dict[str, Any]:
 
 
 def call_out(block: ToolCallBlock, fmt: str) -> dict[str, Any]:
-    arguments = block.arguments_raw if block.arguments_raw is not None else dump_json(block.arguments)
+    arguments = call_text(block)
     out = {"id": block.call_id, "arguments": arguments, "name": block.name}
     return finish(out, block.extras.get(fmt, {}))
 
