@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import SchemaError
 from ..lean import Call, Plain, Result, Writable, bare_arguments
-from ._common import CARRY_KEY, message_list, notes_bag, validate_others
+from ._common import carried_notes, message_list, validate_others
 from .agent_framework import MESSAGES, NAME, _Reader, _strays
 
 _TEXT_ROLES = frozenset({"system", "user", "assistant"})
@@ -62,7 +62,7 @@ def _plain(item: Any) -> Plain | None:
             or (contents := item.get("contents")).__class__ is not list or not contents:
         return None
     notes = None
-    if (ap := item.get("additional_properties")) != {} and (notes := _carried_notes(ap)) is None:
+    if (ap := item.get("additional_properties")) != {} and (notes := carried_notes(ap, NAME)) is None:
         return None
     role = item.get("role")
     if role == "tool":
@@ -79,16 +79,6 @@ def _plain(item: Any) -> Plain | None:
     if role != "assistant" or None in calls:
         return None
     return Plain("assistant", text, NAME, tuple(calls), extras=notes)  # type: ignore[arg-type]
-
-
-def _carried_notes(properties: Any) -> dict[str, Any] | None:
-    """Other formats' notes, where they are all a message's properties hold (``{"convstore": {"extras":
-    {...}}}``, as convstore carries an OpenAI message's ``reasoning_content``); None for any other."""
-    if properties.__class__ is not dict or len(properties) != 1 \
-            or (payload := properties.get(CARRY_KEY)).__class__ is not dict or len(payload) != 1 \
-            or not (notes := payload.get("extras")) or not notes_bag(notes) or NAME in notes:
-        return None
-    return notes  # type: ignore[no-any-return]
 
 
 def to_writable(data: Any) -> list[Writable]:

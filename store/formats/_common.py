@@ -329,6 +329,17 @@ def notes_bag(value: Any) -> bool:
                                            for key, notes in value.items())
 
 
+def carried_notes(holder: Any, fmt: str) -> dict[str, Any] | None:
+    """Other formats' notes, where they are all ``holder`` holds (``{"convstore": {"extras": {...}}}``: a
+    Docent item's metadata, an Agent Framework message's properties, as convstore carries an OpenAI
+    message's ``reasoning_content``); None for any other, and where they hold notes of ``fmt`` itself."""
+    payload = holder.get(CARRY_KEY) if holder.__class__ is dict and len(holder) == 1 else None
+    if payload.__class__ is not dict or len(payload) != 1 or not (notes := payload.get("extras")) \
+            or not notes_bag(notes) or fmt in notes:
+        return None
+    return notes  # type: ignore[no-any-return]
+
+
 def _text(value: Any) -> bool:
     return value is None or value.__class__ is str
 

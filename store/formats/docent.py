@@ -26,7 +26,17 @@ from typing_extensions import NotRequired, TypedDict
 from ..errors import SchemaError
 from ..lean import Call, Plain, Result, Writable, bare_arguments, same_json
 from ..model import Message
-from ._common import CARRY_KEY, Losses, made, message_list, notes_bag, restore, undeclared, validate_others
+from ._common import (
+    CARRY_KEY,
+    Losses,
+    carried_notes,
+    made,
+    message_list,
+    notes_bag,
+    restore,
+    undeclared,
+    validate_others,
+)
 
 NAME = "docent"
 
@@ -389,7 +399,7 @@ _NULLS = {role: ("id", *shape) for role, shape in _SHAPE.items()}
 def _plain_item(d: Any) -> Plain | None:
     """An item as ``model_dump`` writes a text (not empty) or a result of its call's id (and its
     function's name, or null) as its message, its metadata null or only other formats' notes that
-    convstore carried (:func:`_carried_notes`), or as convstore writes an assistant's calls (a text
+    convstore carried (``_common.carried_notes``), or as convstore writes an assistant's calls (a text
     before them or not), read from the item itself; None for any other."""
     if d.__class__ is not dict or (text := d.get("content")).__class__ is not str \
             or (role := d.get("role")).__class__ is not str or role not in _NULLS:
@@ -406,21 +416,11 @@ def _plain_item(d: Any) -> Plain | None:
         return None  # an empty text has no block
     if len(d) != len(_NULLS[role]) + 3 or any(d.get(key, 0) is not None for key in nulls):
         return None
-    extras = None if (meta := d.get("metadata", 0)) is None else _carried_notes(meta)
+    extras = None if (meta := d.get("metadata", 0)) is None else carried_notes(meta, NAME)
     if extras is None and meta is not None:
         return None
     return Plain("tool", text, NAME, (Result(call_id),), name, extras) if role == "tool" \
         else Plain(role, text, NAME, extras=extras)
-
-
-def _carried_notes(meta: Any) -> dict[str, Any] | None:
-    """Other formats' notes, where they are all an item's metadata holds (``{"convstore": {"extras":
-    {...}}}``, as convstore carries an OpenAI message's ``reasoning_content``); None for any other."""
-    marks = _only_marks(meta)
-    if marks.__class__ is not dict or len(marks) != 1 or not (extras := marks.get("extras")) \
-            or not notes_bag(extras) or NAME in extras:
-        return None
-    return extras
 
 
 def _only_marks(meta: Any) -> Any:
