@@ -29,7 +29,6 @@ from typing import Any, NamedTuple, TypeAlias
 
 import orjson
 
-from .exactjson import long_digits
 from .limits import MAX_DEPTH, Limits
 from .model import MESSAGES, Message
 from .schema import needs_escape
@@ -227,7 +226,10 @@ def bare_arguments(raw: str) -> bool:
     """Whether a call read from ``raw`` keeps ``raw`` alone as its block row's text: what
     ``codec._parsed`` says of it and its parse (``formats._common.parse_json``, without an error), in
     one parse and one dump. False also where that is not quickly known (the canonical path decides)."""
-    if raw.count("[") + raw.count("{") > MAX_DEPTH or long_digits(raw):
+    # Fewer characters than MAX_DEPTH cannot nest deeper: most arguments are not counted. An integer
+    # orjson rounds (beyond 64 bits, where exactjson reads it otherwise) is dumped as a float of 1e+19
+    # or more, which needs_escape finds: the text need not be searched for long digits first.
+    if len(raw) > MAX_DEPTH and raw.count("[") + raw.count("{") > MAX_DEPTH:
         return False
     try:
         value = orjson.loads(raw)

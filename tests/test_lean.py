@@ -106,6 +106,20 @@ def test_plain_items_give_the_rows_and_errors_of_the_canonical_path(items, limit
     assert outcome(lean_path, items, limits, known) == outcome(canonical_path, items, limits, known)
 
 
+@pytest.mark.parametrize("arguments", [
+    '{"n":1234567890123456789}', '{"n":18446744073709551615}', '{"n":18446744073709551616}',
+    '{"n":-9223372036854775809}', '{"id":"123456789012345678901234"}', '{"x":0.123456789012345678901234}',
+    '{"x":12345678901234567890.5}', '{"x":1e16}', '{"x":1e400}', '[' * 199 + ']' * 199, '[' * 201 + ']' * 201,
+])
+def test_arguments_of_long_digits_or_deep_give_the_rows_of_the_canonical_path(arguments):
+    # lean.bare_arguments no longer searches for long digits: what orjson reads otherwise than
+    # exactjson (an integer beyond 64 bits) it dumps as 1e+19 or more, which the canonical path keeps apart
+    items = [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": arguments}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "ok"}]
+    assert outcome(lean_path, items, Limits(), {}) == outcome(canonical_path, items, Limits(), {})
+
+
 @pytest.mark.parametrize("items", [OPENAI_CHAT, chat(40)], ids=["sample", "chat"])
 def test_the_samples_give_the_rows_of_the_canonical_path(items):
     assert outcome(lean_path, items, Limits(), {}) == outcome(canonical_path, items, Limits(), {})
