@@ -379,11 +379,11 @@ def _strays(m: dict[str, Any], index: int) -> list[tuple[int, str, str]]:
     for where, i, c in todo:  # breadth first: a content's items after its siblings
         if c.__class__ is not dict:
             continue
-        tag = _tag(c)
-        if not c.keys() <= _CONTENT_KEYS and (odd := {k for k in c if k not in _KEYS[tag]} - _CONTENT_KEYS):
+        # the content's tag only where it decides (most contents hold only known keys, and no items)
+        if not c.keys() <= _CONTENT_KEYS and (odd := {k for k in c if k not in _KEYS[_tag(c)]} - _CONTENT_KEYS):
             found += [(index, f"{where}[{i}].{key}", "agent-framework contents have no such key")
                       for key in sorted(odd)]
-        if tag == "FunctionResultContent" and (items := c.get("items")):
+        if (items := c.get("items")) and _tag(c) == "FunctionResultContent":
             todo += [(f"{where}[{i}].items", k, item) for k, item in enumerate(items)]
     return found
 
