@@ -82,6 +82,20 @@ def test_losses_are_reported_and_strict_raises():
         write(msgs, "openai", strict=True)
 
 
+def test_a_loss_is_a_frozen_value():
+    import dataclasses
+
+    from store import Loss
+
+    loss = Loss(2, "reasoning", "dropped")
+    assert loss == Loss(2, "reasoning", "dropped", "") and hash(loss) == hash(Loss(2, "reasoning", "dropped"))
+    assert dataclasses.asdict(loss) == {"index": 2, "field": "reasoning", "action": "dropped", "detail": ""}
+    assert dataclasses.replace(loss, index=5) == Loss(5, "reasoning", "dropped")
+    assert str(Loss(0, "name", "carried", "kept")) == "message 0: name carried (kept)"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        loss.index = 3  # type: ignore[misc]
+
+
 def test_results_in_a_user_message_come_first_as_tool_messages():
     from store.model import ToolResultBlock
     msgs = [

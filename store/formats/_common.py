@@ -245,7 +245,7 @@ def data_uri(media_type: str | None, data: bytes) -> str:
     return f"data:{media_type or 'application/octet-stream'};base64,{b64encode(data)}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Loss:
     """One thing a conversion dropped or approximated."""
 
@@ -255,6 +255,12 @@ class Loss:
     action: str
     """``dropped``, ``carried`` (kept in the target's extension field) or ``approximated``."""
     detail: str = ""
+
+    def __init__(self, index: int, field: str, action: str, detail: str = "") -> None:
+        # Set once through the instance's dict: the generated frozen __init__ (object.__setattr__ a field)
+        # takes twice as long, and a conversion reports a loss or more for most messages of a rich source.
+        values = self.__dict__
+        values["index"], values["field"], values["action"], values["detail"] = index, field, action, detail
 
     def __str__(self) -> str:
         return f"message {self.index}: {self.field} {self.action}" + (f" ({self.detail})" if self.detail else "")
