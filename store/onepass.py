@@ -153,11 +153,10 @@ def _result(item: dict[str, Any], names: dict[str, str], limits: Limits) -> Plai
             or call_id[:1] == HOLE or len(call_id) > _BOUND:
         return None
     name, escaped = names.get(call_id), limits.escaped
-    used = stored_size(text, escaped) + stored_size(call_id, escaped)
-    if name is not None:
-        if len(name) > _BOUND:
-            return None
-        used += stored_size(name, escaped)
+    if name is not None and len(name) > _BOUND:
+        return None
+    # the short values sized at once (sizes add up; a lone surrogate raises as it would alone)
+    used = stored_size(text, escaped) + stored_size(call_id if name is None else call_id + name, escaped)
     if used > limits.max_message_bytes - _OWN:
         return None
     return Plain("tool", text, "openai", (Result(call_id),), name, None, limits)
@@ -183,11 +182,14 @@ def _assistant(item: dict[str, Any], calls: list[Any] | None, limits: Limits) ->
         fields[key] = value
     if not (calls or fields):
         return None
-    made = () if calls is None else _made(calls, text if long else None)
-    if made is None:
-        return None
+    made: tuple[Call, ...] = ()
+    if calls is not None:
+        if (found := _made(calls, text if long else None, escaped)) is None:
+            return None
+        made, size = found
+        used += size
     extras = _extras(fields, text is None)
-    for value in (text, extras, *(part for call in made for part in call[:3])):
+    for value in (text, extras):
         if value is not None:
             used += stored_size(value, escaped)
     for value in fields.values():  # a long one is left to the document (``_extras``), and still counted
@@ -209,8 +211,10 @@ def _call_leads(n: int) -> str:
     return "".join(f'{OPEN}#{k}",' for k in range(n))
 
 
-def _made(calls: list[Any], text: str | None) -> tuple[Call, ...] | None:
-    made = []
+def _made(calls: list[Any], text: str | None, escaped: bool) -> tuple[tuple[Call, ...], int] | None:
+    """The calls of an assistant's item, and the size of their ids, names and arguments (sized at once:
+    sizes add up, and a lone surrogate in any of them raises as it would alone); None for one of another shape."""
+    made, size = [], 0
     for call in calls:
         if call.__class__ is not dict or list(call) != _CALL_KEYS or call["type"] != "function" \
                 or (function := call["function"]).__class__ is not dict or list(function) != _FUNCTION_KEYS:
@@ -222,7 +226,8 @@ def _made(calls: list[Any], text: str | None) -> tuple[Call, ...] | None:
                 or text in (call_id, name, raw) or not bare_arguments(raw):
             return None
         made.append(Call(call_id, name, raw))
-    return tuple(made)
+        size += stored_size(call_id + name + raw, escaped)
+    return tuple(made), size
 
 
 def _notes(fields: dict[str, str], null: bool) -> dict[str, Any] | None:

@@ -120,6 +120,16 @@ def test_arguments_of_long_digits_or_deep_give_the_rows_of_the_canonical_path(ar
     assert outcome(lean_path, items, Limits(), {}) == outcome(canonical_path, items, Limits(), {})
 
 
+@pytest.mark.parametrize("call_id,name", [("call_\ud800", "f"), ("call_1", "f\udc00"), ("\ud800", "\udc00")])
+def test_a_lone_surrogate_in_a_call_gives_the_error_of_the_canonical_path(call_id, name):
+    # a call's id, name and arguments, and a result's id and tool name, are sized together
+    items = [{"role": "assistant", "content": "x", "tool_calls": [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": call_id, "content": "ok"}]
+    lean, general = outcome(lean_path, items, Limits(), {}), outcome(canonical_path, items, Limits(), {})
+    assert lean == general and "surrogate" in general[1]
+
+
 @pytest.mark.parametrize("items", [OPENAI_CHAT, chat(40)], ids=["sample", "chat"])
 def test_the_samples_give_the_rows_of_the_canonical_path(items):
     assert outcome(lean_path, items, Limits(), {}) == outcome(canonical_path, items, Limits(), {})
