@@ -11,7 +11,7 @@ from pydantic_core import to_jsonable_python
 
 from ..lean import Call, Plain, canonical, writable
 from ..model import (
-    AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
+    BLOCK, AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
     ToolResultBlock, Usage, VideoBlock,
 )
 from ._common import CARRY_KEY, Losses, b64encode, call_text, carry, dump_json, parse_json
@@ -432,7 +432,7 @@ class _Writer:
             return self._unset(block, "name")
         again = PART.validate_python(d)
         want = block.model_dump(mode="json")
-        got = _BLOCKS_IN[type(again)](again, ts, self.answered).model_dump(mode="json")
+        got = BLOCK.validate_python(_BLOCKS_IN[type(again)](again, ts, self.answered)).model_dump(mode="json")
         return {k: v for k, v in want.items() if got.get(k) != v}
 
     @staticmethod

@@ -21,11 +21,8 @@ from pydantic import AfterValidator, AnyUrl, BaseModel, ConfigDict, Field, TypeA
 
 from ..errors import SchemaError
 from ..lean import Plain, Writable
-from ..model import (
-    BLOCK, AudioBlock, Block, FileBlock, ImageBlock, Message, ReasoningBlock, TextBlock, ToolCallBlock,
-    ToolResultBlock, Usage, VideoBlock,
-)
-from ._common import CARRY_KEY, b64decode_exact, message_list, parse_json, restore, validate_others
+from ..model import BLOCK, AudioBlock, ImageBlock, Message, VideoBlock
+from ._common import CARRY_KEY, b64decode_exact, made, message_list, parse_json, restore, validate_others
 
 NAME = "agentscope2"
 _URL = TypeAdapter(AnyUrl)
@@ -199,45 +196,49 @@ def _own(meta: dict[str, Any]) -> dict[str, Any]:
     return {NAME: meta} if meta else {}
 
 
-def _text_in(b: TextPart, ts: str | None, answered: set[str]) -> Block:
-    return TextBlock(text=b.text, extras=_own(_meta(b, ts, b.model_extra)))
+# Blocks and messages are canonical fields, validated in one call with the others (``_read``).
 
 
-def _thinking_in(b: ThinkingPart, ts: str | None, answered: set[str]) -> Block:
+def _text_in(b: TextPart, ts: str | None, answered: set[str]) -> dict[str, Any]:
+    return {"kind": "text", "text": b.text, "extras": _own(_meta(b, ts, b.model_extra))}
+
+
+def _thinking_in(b: ThinkingPart, ts: str | None, answered: set[str]) -> dict[str, Any]:
     extra = dict(b.model_extra or {})  # ThinkingBlock keeps provider extras: two have canonical fields
     signature = extra.pop("signature") if isinstance(extra.get("signature"), str) else None
     redacted = extra.get("redacted_thinking_data")
     data = extra.pop("redacted_thinking_data") if isinstance(redacted, str) else None
-    return ReasoningBlock(text=b.thinking, signature=signature, redacted=data is not None, data=data,
-                          extras=_own(_meta(b, ts, extra)))
+    return {"kind": "reasoning", "text": b.thinking, "signature": signature, "redacted": data is not None,
+            "data": data, "extras": _own(_meta(b, ts, extra))}
 
 
-def _data_in(b: DataPart, ts: str | None, answered: set[str]) -> Block:
+def _data_in(b: DataPart, ts: str | None, answered: set[str]) -> dict[str, Any]:
     src = b.source
     meta = _meta(b, ts, b.model_extra)
     if src.model_extra:
         meta["source_fields"] = src.model_extra
-    kind = _MEDIA.get(src.media_type.split("/", 1)[0], FileBlock)
+    major = src.media_type.split("/", 1)[0]
+    kind = major if major in _MEDIA else "file"  # the block kinds are _MEDIA's major types, and file
     if isinstance(src, URLSource):
-        return kind(url=src.url, media_type=src.media_type, filename=b.name, extras=_own(meta))
+        return {"kind": kind, "url": src.url, "media_type": src.media_type, "filename": b.name, "extras": _own(meta)}
     data = b64decode_exact(src.data)
     if data is None:
         meta["b64"] = src.data
-    return kind(data=data, media_type=src.media_type, filename=b.name, extras=_own(meta))
+    return {"kind": kind, "data": data, "media_type": src.media_type, "filename": b.name, "extras": _own(meta)}
 
 
-def _call_in(b: ToolCallPart, ts: str | None, answered: set[str]) -> Block:
+def _call_in(b: ToolCallPart, ts: str | None, answered: set[str]) -> dict[str, Any]:
     meta = _meta(b, ts, b.model_extra, with_id=False)
     if b.state != ("finished" if b.id in answered else "pending"):  # else export derives it
         meta["state"] = b.state
     if b.suggested_rules:
         meta["suggested_rules"] = b.suggested_rules
     arguments, error = parse_json(b.input)
-    return ToolCallBlock(call_id=b.id, name=b.name, arguments=arguments, arguments_raw=b.input,
-                         parse_error=error, extras=_own(meta))
+    return {"kind": "tool_call", "call_id": b.id, "name": b.name, "arguments": arguments, "arguments_raw": b.input,
+            "parse_error": error, "extras": _own(meta)}
 
 
-def _result_in(b: ToolResultPart, ts: str | None, answered: set[str]) -> Block:
+def _result_in(b: ToolResultPart, ts: str | None, answered: set[str]) -> dict[str, Any]:
     meta = _meta(b, ts, b.model_extra, with_id=False)
     is_error = b.state in _ERROR_STATES
     if b.state != ("error" if is_error else "success"):
@@ -246,7 +247,8 @@ def _result_in(b: ToolResultPart, ts: str | None, answered: set[str]) -> Block:
         meta["metadata"] = b.metadata
     output = b.output if isinstance(b.output, str) else [
         _BLOCKS_IN[type(p)](p, ts, answered) for p in b.output]
-    return ToolResultBlock(call_id=b.id, name=b.name, output=output, is_error=is_error, extras=_own(meta))
+    return {"kind": "tool_result", "call_id": b.id, "name": b.name, "output": output, "is_error": is_error,
+            "extras": _own(meta)}
 
 
 _BLOCKS_IN: dict[type, Any] = {
@@ -262,7 +264,7 @@ class _Reader:
         """``answered``: the ids of the results of Msgs read without one (``_plain``)."""
         self.answered = answered | {b.id for m in msgs for b in m.content if b.type == "tool_result"}
 
-    def message(self, m: Msg, index: int) -> list[Message]:
+    def message(self, m: Msg, index: int) -> list[Message | dict[str, Any]]:
         carried = m.metadata.get(CARRY_KEY)
         if not isinstance(carried, dict) or not carried:
             return self._split(m, {})
@@ -272,12 +274,14 @@ class _Reader:
             problem = (index, f"metadata.{CARRY_KEY}", f"not a convstore payload: {exc}")
             raise SchemaError(NAME, [problem]) from None
 
-    def _split(self, m: Msg, carried: dict[str, Any]) -> list[Message]:
+    def _split(self, m: Msg, carried: dict[str, Any]) -> list[Message | dict[str, Any]]:
+        """The Msg's messages: canonical fields, or messages where a convstore payload was applied to them."""
         segs = _segments([b.type for b in m.content], carried)
         marked = not carried.get("unmarked") and (len(segs) > 1 or segs[0][0] != "main")
         out = [self._segment(m, kind, m.content[start:end], k, marked)
                for k, (kind, start, end) in enumerate(segs)]
-        if carried:
+        if carried:  # applied to messages: made here, so that an error names the payload
+            out = [Message(**fields) for fields in out]  # type: ignore[misc]
             parts = carried.get("parts") if isinstance(carried.get("parts"), dict) else {}
             out[0] = _apply(out[0], carried)
             for k, (_, start, _) in enumerate(segs[1:], 1):
@@ -285,12 +289,12 @@ class _Reader:
                     out[k] = _apply(out[k], parts[str(start)])
         return out
 
-    def _segment(self, m: Msg, kind: str, blocks: list[Any], k: int, marked: bool) -> Message:
+    def _segment(self, m: Msg, kind: str, blocks: list[Any], k: int, marked: bool) -> dict[str, Any]:
         own: dict[str, Any] = {"part": k} if marked else {}
         if kind == "hint":
             hint = blocks[0]
             ts = hint.created_at
-            content = [TextBlock(text=hint.hint)] if isinstance(hint.hint, str) else [
+            content = [{"kind": "text", "text": hint.hint}] if isinstance(hint.hint, str) else [
                 _BLOCKS_IN[type(p)](p, ts, self.answered) for p in hint.hint]
             info: dict[str, Any] = {"id": hint.id} if hint.id is not None else {}
             if isinstance(hint.hint, str):
@@ -310,13 +314,13 @@ class _Reader:
             own["created_at"] = ts
         if k == 0:
             own.update(_head(m, kind if marked else "main"))
-        return Message(
-            role=_ROLE_OF.get(kind, m.role), source_role=m.role if kind == "hint" else None, name=name,
-            content=content, source_format=NAME, external_id=m.id if k == 0 else None, created_at=created_at,
-            usage=_usage_in(m.usage) if k == 0 else None,
-            metadata={k: v for k, v in m.metadata.items() if k != CARRY_KEY} if k == 0 and m.metadata else {},
-            extras=_own(own),
-        )
+        return {
+            "role": _ROLE_OF.get(kind, m.role), "source_role": m.role if kind == "hint" else None, "name": name,
+            "content": content, "source_format": NAME, "external_id": m.id if k == 0 else None,
+            "created_at": created_at, "usage": _usage_in(m.usage) if k == 0 else None,
+            "metadata": {k: v for k, v in m.metadata.items() if k != CARRY_KEY} if k == 0 and m.metadata else {},
+            "extras": _own(own),
+        }
 
 
 def _head(m: Msg, kind: str) -> dict[str, Any]:
@@ -333,13 +337,13 @@ def _head(m: Msg, kind: str) -> dict[str, Any]:
     return own
 
 
-def _usage_in(u: AsUsage | None) -> Usage | None:
+def _usage_in(u: AsUsage | None) -> dict[str, Any] | None:
     if u is None:
         return None
     own: dict[str, Any] = {k: getattr(u, k) for k in _CACHE if getattr(u, k)}
     if u.model_extra:
         own["fields"] = u.model_extra
-    return Usage(input_tokens=u.input_tokens, output_tokens=u.output_tokens, extras=_own(own))
+    return {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens, "extras": _own(own)}
 
 
 def _apply(msg: Message, payload: dict[str, Any]) -> Message:
@@ -382,7 +386,7 @@ def _read(raw: list[Any], plain: list[list[Plain] | None], answered: set[str]) -
     if problems:
         raise SchemaError(NAME, problems)
     reader = _Reader([m for m in msgs if m.__class__ is not list], answered)
-    return [c for i, m in enumerate(msgs) for c in (m if m.__class__ is list else reader.message(m, i))]
+    return made([c for i, m in enumerate(msgs) for c in (m if m.__class__ is list else reader.message(m, i))])
 
 
 _TYPES = {"text", "thinking", "hint", "data", "tool_call", "tool_result"}
