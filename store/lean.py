@@ -285,8 +285,6 @@ def write_each(msgs: Sequence[Writable], takes: Callable[[Any], bool], plain: Ca
 def anonymous(msgs: Sequence[Writable]) -> Sequence[Writable]:
     """``msgs`` with each :class:`Plain` that holds a speaker as its canonical message: for a writer that
     takes every other plain message as it is (not by :func:`writable`), whose plain path has no speaker."""
-    if all(msg.__class__ is not Plain or msg.speaker is None for msg in msgs):  # most loads: none, seen at once
-        return msgs
     return canonical(msgs, of=(Plain,), unless=_anonymous)
 
 

@@ -65,8 +65,7 @@ class _Run:
     def plain(self, msg: Plain, index: int) -> None:
         """``_Writer.plain`` without its turn object."""
         writer = self.writer
-        if msg.external_id or msg.extras:  # most plain messages have neither: nothing to report
-            writer.lost_notes(msg, index)
+        writer.lost_notes(msg, index)
         calls, text = msg.content, msg.text
         if calls and calls[0].kind == "tool_result":
             self.result(writer.plain_result(msg))
