@@ -94,11 +94,7 @@ def schema_missing(conn: sa.Connection, *, create: bool) -> bool:
     url = conn.engine.url.render_as_string(hide_password=True)
     if current is not None:
         if create and _creating(conn) and current in known_revisions() and _all_empty(conn):
-            # A first creation killed between two revisions (MariaDB/MySQL record each one as
-            # it goes): nothing is stored, so going on to the head finishes creating it.
-            log.warning("convstore: %s holds the empty tables of a first creation interrupted at "
-                        "revision %s; finishing it (upgrading to %s)", url, current, head)
-            return True
+            return True  # a first creation killed at revision `current`: made again (create_schema)
         raise SchemaOutdatedError(url, current, head)
     if _present(conn) and _interrupted_creation(conn) is None:
         raise SchemaOutdatedError(url, current, head)
@@ -122,7 +118,7 @@ def _holds_rows(conn: sa.Connection, name: str) -> bool:
 def _our_table_names(conn: sa.Connection) -> list[str]:
     """convstore's tables present (of any revision), and copies a revision left aside."""
     names = sa.inspect(conn).get_table_names()
-    return [n for n in names if n in _FIRST_COLUMNS or re.fullmatch(r"_v\d+_(\w+)", n)]
+    return [n for n in names if n in _FIRST_COLUMNS or n in metadata.tables or re.fullmatch(r"_v\d+_(\w+)", n)]
 
 
 def _present(conn: sa.Connection) -> list[sa.Table]:
@@ -166,18 +162,38 @@ def _interrupted_creation(conn: sa.Connection) -> list[sa.Table] | None:
 
 
 def finish_interrupted_creation(conn: sa.Connection) -> None:
-    if current_revision_on(conn) is None and (leftovers := _interrupted_creation(conn)):
+    """Clear what a first creation killed half-way left (MariaDB/MySQL), so that it runs again."""
+    current = current_revision_on(conn)
+    if current is not None:
+        if current != head_revision() and _creating(conn) and _all_empty(conn):
+            _drop_killed_creation(conn, current)
+        return
+    if leftovers := _interrupted_creation(conn):
         log.warning("convstore: %s holds the empty tables of an interrupted first creation; "
                     "dropping them to create the schema again", conn.engine.url.render_as_string(hide_password=True))
         for table in leftovers:
             conn.exec_driver_sql(f"DROP TABLE {conn.dialect.identifier_preparer.quote(table.name)}")
 
 
+def _drop_killed_creation(conn: sa.Connection, current: str) -> None:
+    """Drop the empty tables of a first creation killed at revision ``current``: it may have
+    died inside the next revision, some of whose statements committed (MariaDB/MySQL), so
+    going on from ``current`` could repeat them. The version row goes last, so that a kill
+    here too leaves a database this finds again."""
+    url = conn.engine.url.render_as_string(hide_password=True)
+    log.warning("convstore: %s holds the empty tables of a first creation interrupted at revision %s; "
+                "dropping them to create the schema again", url, current)
+    tables = sa.MetaData()
+    tables.reflect(conn, only=_our_table_names(conn))
+    tables.drop_all(conn)  # in the order of the keys found, whatever revision made them
+    conn.exec_driver_sql(f"DELETE FROM {VERSION_TABLE}")
+
+
 def create_schema(conn: sa.Connection) -> None:
     """``alembic upgrade head`` on ``conn`` (in its transaction), said in the log."""
     url = conn.engine.url.render_as_string(hide_password=True)
     log.info("convstore: new database %s, creating the tables (alembic upgrade head)", url)
+    finish_interrupted_creation(conn)  # before the marker: with it, it tells a killed creation
     conn.exec_driver_sql(f"CREATE TABLE IF NOT EXISTS {CREATING} (started INTEGER)")
-    finish_interrupted_creation(conn)
     run_alembic(conn, command.upgrade, "head")
     conn.exec_driver_sql(f"DROP TABLE {CREATING}")

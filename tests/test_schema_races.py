@@ -146,8 +146,9 @@ def test_tables_of_someone_else_are_never_dropped(empty_database_url):
 
 def test_a_first_creation_interrupted_between_revisions_is_finished_on_open(empty_database_url):
     """MariaDB/MySQL record each revision as it goes: a first creation killed after revision
-    0003 leaves an empty database at 0003, with the creation's marker table; opening it goes on
-    to the head. Without the marker, an empty database at 0003 is an old one: refused."""
+    0003 leaves an empty database at 0003, with the creation's marker table; opening it drops
+    those empty tables and creates the head's. Without the marker, an empty database at 0003
+    is an old one: refused."""
     from store.db import CREATING, current_revision, head_revision, upgrade
 
     engine = create_engine(empty_database_url)
@@ -159,6 +160,50 @@ def test_a_first_creation_interrupted_between_revisions_is_finished_on_open(empt
             s.save([{"role": "user", "content": "hi"}])
         assert current_revision(engine) == head_revision()
         assert not sa.inspect(engine).has_table(CREATING)
+    finally:
+        engine.dispose()
+
+
+def _killed_inside_0019(url: str) -> sa.Engine:
+    """What a process killed inside revision 0019 leaves on MariaDB/MySQL: recorded at 0018,
+    with the first of 0019's foreign keys already dropped."""
+    engine = create_engine(url)
+    upgrade(engine, "0018")
+    with engine.begin() as conn:
+        conn.exec_driver_sql("ALTER TABLE messages DROP "
+                             + ("FOREIGN KEY" if conn.dialect.name in ("mysql", "mariadb") else "CONSTRAINT")
+                             + " fk_messages_conversation_id_conversations")
+    return engine
+
+
+def test_a_first_creation_killed_inside_a_revision_is_made_again(empty_database_url, backend):
+    """The kill that failed a CI run (2026-12-03): going on from 0018 would drop that key
+    again. The empty tables of a killed first creation are dropped and made anew instead."""
+    from store.db import CREATING
+
+    if backend == "sqlite":
+        pytest.skip("DDL is transactional here: a killed creation leaves nothing")
+    engine = _killed_inside_0019(empty_database_url)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql(f"CREATE TABLE {CREATING} (started INTEGER)")
+        with ConversationStore(empty_database_url) as s:
+            assert s.created_schema
+            s.save([{"role": "user", "content": "hi"}])
+        assert current_revision(engine) == head_revision()
+        assert not sa.inspect(engine).has_table(CREATING)
+    finally:
+        engine.dispose()
+
+
+def test_an_upgrade_killed_inside_a_revision_finishes_when_run_again(empty_database_url, backend):
+    if backend == "sqlite":
+        pytest.skip("DDL is transactional here: a killed upgrade leaves nothing")
+    engine = _killed_inside_0019(empty_database_url)
+    try:
+        upgrade(engine)
+        assert current_revision(engine) == head_revision()
+        assert not sa.inspect(engine).get_foreign_keys("messages")
     finally:
         engine.dispose()
 

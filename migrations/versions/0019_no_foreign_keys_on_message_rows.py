@@ -46,7 +46,7 @@ def upgrade() -> None:
     for name, (table, *_) in KEYS.items():
         if sqlite:
             _redefine(table, partial(_without, name=name))
-        else:
+        elif name in _keys(table):  # MariaDB/MySQL commit each drop: an interrupted upgrade runs again
             op.drop_constraint(name, table, type_="foreignkey")
 
 
@@ -57,8 +57,12 @@ def downgrade() -> None:
             clause = (f"CONSTRAINT {name} FOREIGN KEY({', '.join(columns)}) "
                       f"REFERENCES {referred} ({', '.join(referred_columns)}) ON DELETE CASCADE")
             _redefine(table, partial(_with, clause=clause))
-        else:
+        elif name not in _keys(table):
             op.create_foreign_key(name, table, referred, columns, referred_columns, ondelete="CASCADE")
+
+
+def _keys(table: str) -> set[str]:
+    return {key["name"] for key in sa.inspect(op.get_bind()).get_foreign_keys(table)}
 
 
 def _without(sql: str, name: str) -> str:
