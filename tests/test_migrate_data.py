@@ -63,3 +63,29 @@ def test_upgrade_keeps_every_conversation_call_and_blob(empty_database_url, old_
         assert _dump(empty_database_url, "dump", None) == before
     finally:
         engine.dispose()
+
+
+def test_each_revision_run_again_over_itself_keeps_every_row(empty_database_url, backend, old_code):
+    """MariaDB/MySQL commit each DDL statement: an upgrade or downgrade killed before a revision
+    recorded itself runs that revision again over what it did. Run twice at every step, with data,
+    each one ends as run once (test_migrations holds the same to the schema alone)."""
+    from tests.test_migrations import _record, _revisions
+
+    if backend != "mariadb":
+        pytest.skip("DDL is transactional here: a killed migration leaves nothing")
+    before = _dump(empty_database_url, "fill", old_code)
+    later = [(revision, down) for revision, down in _revisions() if revision > "0003"]
+    engine = create_engine(empty_database_url)
+    try:
+        for revision, down in later:
+            upgrade(engine, revision)
+            _record(engine, down)
+            upgrade(engine, revision)
+        assert _dump(empty_database_url, "dump", None) == before
+        for revision, down in reversed(later):
+            downgrade(engine, down)
+            _record(engine, revision)
+            downgrade(engine, down)
+        assert _dump(empty_database_url, "dump", old_code) == before
+    finally:
+        engine.dispose()
