@@ -93,10 +93,10 @@ def schema_missing(conn: sa.Connection, *, create: bool) -> bool:
         return False
     url = conn.engine.url.render_as_string(hide_password=True)
     if current is not None:
-        if create and _creating(conn) and current in known_revisions() and _all_empty(conn):
-            return True  # a first creation killed at revision `current`: made again (create_schema)
+        if create and _killed_at(conn, current):
+            return True  # made again (create_schema)
         raise SchemaOutdatedError(url, current, head)
-    if _present(conn) and _interrupted_creation(conn) is None:
+    if _present(conn) and not _interrupted_creation(conn):
         raise SchemaOutdatedError(url, current, head)
     if not create:
         raise SchemaOutdatedError(url, None, head)
@@ -105,6 +105,12 @@ def schema_missing(conn: sa.Connection, *, create: bool) -> bool:
 
 def _creating(conn: sa.Connection) -> bool:
     return sa.inspect(conn).has_table(CREATING)
+
+
+def _killed_at(conn: sa.Connection, current: str) -> bool:
+    """Whether a first creation was killed after recording revision ``current`` (MariaDB/MySQL
+    record each one as it goes): its marker table is there, the revision is ours, nothing is stored."""
+    return current in known_revisions() and _creating(conn) and _all_empty(conn)
 
 
 def _all_empty(conn: sa.Connection) -> bool:
@@ -127,7 +133,6 @@ def _present(conn: sa.Connection) -> list[sa.Table]:
     return [t for t in reversed(metadata.sorted_tables) if t.name in names]
 
 
-_FIRST_DROP_ORDER = ("tool_calls", "blocks", "blobs", "messages", "conversations")
 _FIRST_COLUMNS = {  # the tables as revision 0001 makes them, frozen here
     "conversations": {"id", "namespace", "key", "title", "source_format", "message_count", "created_at",
                       "updated_at", "metadata"},
@@ -141,51 +146,40 @@ _FIRST_COLUMNS = {  # the tables as revision 0001 makes them, frozen here
 }
 
 
-def _interrupted_creation(conn: sa.Connection) -> list[sa.Table] | None:
-    """The tables a first creation left behind when it was killed before recording its
-    first revision (MariaDB/MySQL have no transactional DDL: each table commits as it is
-    made): Alembic's version table is there, empty, and every table of ours is empty.
-    None when the tables may hold something (or are not ours): those are refused."""
+def _interrupted_creation(conn: sa.Connection) -> bool:
+    """Whether convstore's tables are what a first creation left behind when it was killed
+    before recording its first revision (MariaDB/MySQL have no transactional DDL: each table
+    commits as it is made): Alembic's version table is there, empty, and every table of ours
+    is empty. False when the tables may hold something (or are not ours): those are refused."""
     inspector = sa.inspect(conn)
     if not inspector.has_table(VERSION_TABLE):
-        return None
-    present = _present(conn)
-    for table in present:
-        # Only tables as revision 0001 makes them (the first revision records itself last).
-        if {c["name"] for c in inspector.get_columns(table.name)} != _FIRST_COLUMNS[table.name]:
-            return None
-        if _holds_rows(conn, table.name):
-            return None
-    # Children first as revision 0001 links them (tool_calls -> blocks -> blobs), not as
-    # today's metadata does: MariaDB refuses to drop a table another one still references.
-    return sorted(present, key=lambda table: _FIRST_DROP_ORDER.index(table.name))
+        return False
+    # Only tables as revision 0001 makes them (the first revision records itself last).
+    return all({c["name"] for c in inspector.get_columns(table.name)} == _FIRST_COLUMNS.get(table.name)
+               and not _holds_rows(conn, table.name) for table in _present(conn))
 
 
 def finish_interrupted_creation(conn: sa.Connection) -> None:
     """Clear what a first creation killed half-way left (MariaDB/MySQL), so that it runs again."""
     current = current_revision_on(conn)
-    if current is not None:
-        if current != head_revision() and _creating(conn) and _all_empty(conn):
-            _drop_killed_creation(conn, current)
-        return
-    if leftovers := _interrupted_creation(conn):
-        log.warning("convstore: %s holds the empty tables of an interrupted first creation; "
-                    "dropping them to create the schema again", conn.engine.url.render_as_string(hide_password=True))
-        for table in leftovers:
-            conn.exec_driver_sql(f"DROP TABLE {conn.dialect.identifier_preparer.quote(table.name)}")
+    if current is None:
+        if _present(conn) and _interrupted_creation(conn):
+            _drop_killed_creation(conn, "an interrupted first creation")
+    elif current != head_revision() and _killed_at(conn, current):
+        # It may have died inside the next revision, some of whose statements committed: going
+        # on from ``current`` could repeat them.
+        _drop_killed_creation(conn, f"a first creation interrupted at revision {current}")
 
 
-def _drop_killed_creation(conn: sa.Connection, current: str) -> None:
-    """Drop the empty tables of a first creation killed at revision ``current``: it may have
-    died inside the next revision, some of whose statements committed (MariaDB/MySQL), so
-    going on from ``current`` could repeat them. The version row goes last, so that a kill
-    here too leaves a database this finds again."""
-    url = conn.engine.url.render_as_string(hide_password=True)
-    log.warning("convstore: %s holds the empty tables of a first creation interrupted at revision %s; "
-                "dropping them to create the schema again", url, current)
+def _drop_killed_creation(conn: sa.Connection, what: str) -> None:
+    """Drop the empty tables ``what`` left, in the order of the keys found between them (whatever
+    revision made them: MariaDB refuses to drop a table another one still references). The version
+    row goes last, so that a kill here too leaves a database this finds again."""
+    log.warning("convstore: %s holds the empty tables of %s; dropping them to create the schema again",
+                conn.engine.url.render_as_string(hide_password=True), what)
     tables = sa.MetaData()
     tables.reflect(conn, only=_our_table_names(conn))
-    tables.drop_all(conn)  # in the order of the keys found, whatever revision made them
+    tables.drop_all(conn)
     conn.exec_driver_sql(f"DELETE FROM {VERSION_TABLE}")
 
 

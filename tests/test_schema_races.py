@@ -144,6 +144,22 @@ def test_tables_of_someone_else_are_never_dropped(empty_database_url):
         engine.dispose()
 
 
+def test_a_table_revision_0001_never_made_beside_an_empty_version_table_is_refused(empty_database_url):
+    """Not what a first creation killed before its first revision leaves: refused, not a KeyError."""
+    from store.errors import SchemaOutdatedError
+
+    engine = create_engine(empty_database_url)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql(f"CREATE TABLE {VERSION_TABLE} (version_num VARCHAR(32) NOT NULL)")
+            conn.exec_driver_sql("CREATE TABLE conversation_tags (x INTEGER)")
+        with pytest.raises(SchemaOutdatedError, match="revision unknown"):
+            ConversationStore(empty_database_url)
+        assert sa.inspect(engine).has_table("conversation_tags")
+    finally:
+        engine.dispose()
+
+
 def test_a_first_creation_interrupted_between_revisions_is_finished_on_open(empty_database_url):
     """MariaDB/MySQL record each revision as it goes: a first creation killed after revision
     0003 leaves an empty database at 0003, with the creation's marker table; opening it drops
