@@ -118,6 +118,18 @@ def set_keys(table: sa.Table, rows: Sequence[dict[str, Any]]) -> tuple[str, ...]
                  or n > 1 and list(map(itemgetter(key), rows)).count(None) != n)
 
 
+def bound(dialect: sa.Dialect, column: sa.Column[Any], value: Any) -> Any:
+    """``value`` as the driver binds it in ``column`` (its bind processor's result, or itself)."""
+    process = column.type.dialect_impl(dialect).bind_processor(dialect)
+    return value if process is None else process(value)
+
+
+def sent_as_built(batch_rows: list[list[Any]], statement: _Insert) -> Batch:
+    """Rows already the driver's parameters for ``statement`` (``store.onepass.linked_rows``: the
+    values bound, NULL as 0 where the statement takes ``NULLIF(?, 0)``): sent as they are."""
+    return Batch(statement, batch_rows, False)
+
+
 def union(table: sa.Table, *keys: tuple[str, ...]) -> tuple[str, ...]:
     """The columns of any of ``keys``, in table order."""
     every = set().union(*keys)

@@ -25,7 +25,7 @@ import orjson
 from . import bulk, docs
 from .codec import PLAIN_COLUMNS, BlobSink
 from .docs import MAX_DOC, MIN_HOLE
-from .errors import ConvstoreError
+from .errors import ConvstoreError, DuplicateToolCallError
 from .formats import openai
 from .formats._common import parse_data_uri
 from .holes import CONTENT, HOLE, HOLE_JSON, OPEN, PLAIN
@@ -33,7 +33,7 @@ from .kept_once import kept_size
 from .lean import (LIST_NOTES, OWN_KEYS, PLAIN_ROLES, RESULT_KEYS, TEXT_KEYS, Call, Part, Parts, Plain, Result,
                    Writable, bare_arguments)
 from .limits import BOUNDS, Limits, check_input, stored_size
-from .links import LinkPlan
+from .links import KnownCall, LinkPlan
 from .model import MESSAGES as CANONICAL
 from .schema import BlockRow, JSONText, MessageRow, dumps
 
@@ -347,6 +347,102 @@ def rows(msgs: Sequence[Writable], ready: list[int], conversation_id: str, first
             row[5], row[6] = msg.row
         messages.append(row)
     return (*bulk.trimmed(messages_t, MESSAGE_KEYS, messages), *bulk.trimmed(blocks_t, BLOCK_KEYS, blocks))
+
+
+def linked_rows(msgs: Sequence[Writable], conversation_id: str, first_seq: int, index_base: int,
+                known: dict[str, KnownCall], prior_starts: dict[int, int], blobs: BlobSink,
+                null: Any = None) -> tuple[list[list[Any]], tuple[str, ...], list[list[Any]], tuple[str, ...],
+                                           list[dict[str, Any]], list[dict[str, Any]]]:
+    """:func:`rows` of a chunk whose every message :func:`read` checked, with its links (``links.plan``'s
+    inserts and updates, in the same order, and its window starts) made in the same pass: one walk of
+    the chunk instead of two. The property test holds the two paths to the same rows, links and errors
+    (tests/test_onepass.py). With a ``null`` other than None (SQLite's 0, ``bulk._Insert.zeroed``), the
+    rows hold it for NULL and every column of :data:`MESSAGE_KEYS` and :data:`BLOCK_KEYS`: the driver's
+    parameters as they are, ``conversation_id`` given as the driver binds it (``bulk.bound``)."""
+    messages: list[list[Any]] = []
+    blocks: list[list[Any]] = []
+    inserts: list[dict[str, Any]] = []
+    updates: list[dict[str, Any]] = []
+    new_calls: dict[str, dict[str, Any]] = {}
+    starts: list[int] = []  # this chunk's, by offset
+    add, add_start = messages.append, starts.append
+    for i, msg in enumerate(msgs):
+        seq, content = first_seq + i, msg.content
+        if not content:  # a text (an assistant's with notes: ``row``)
+            add_start(seq)
+            extras, doc = (None, PLAIN) if msg.row is None else msg.row
+            extras = _bound_extras(extras, null)
+            add([conversation_id, seq, seq, msg.role, msg.source_format, extras, doc,
+                 null if msg.text is None else msg.text, null, null])  # an assistant's null content
+            continue
+        kind = content[0].__class__
+        if kind is Result:
+            call_id, doc, earliest = content[0].call_id, PLAIN, seq
+            if (row := new_calls.get(call_id)) is not None:
+                if row["result_seq"] is None:
+                    row["status"], row["result_seq"], row["result_position"] = "answered", seq, 0
+                    earliest = row["call_seq"]
+            elif (stored := known.get(call_id)) is not None:
+                if not stored.answered:
+                    updates.append({"cid": conversation_id, "call": call_id, "status": "answered",
+                                    "result_seq": seq, "result_position": 0})
+                    stored.answered = True
+                    earliest = stored.call_seq
+            else:
+                doc = null  # answers no call: the reader's document (none) says so
+            start = earliest if earliest == seq else _reach(earliest, seq, first_seq, starts, prior_starts)
+            add_start(start)
+            add([conversation_id, seq, start, "tool", msg.source_format, null, doc, msg.text, call_id,
+                 null if msg.name is None else msg.name])
+            continue
+        add_start(seq)
+        row = [conversation_id, seq, seq, msg.role, msg.source_format, null, PLAIN, null, null, null]
+        if kind is Call:
+            first = 0
+            if msg.text is not None:
+                blocks.append([conversation_id, seq, 0, "text", msg.text, null, null, null, null])
+                first = 1
+            for position, call in enumerate(content, first):
+                call_id = call.call_id  # type: ignore[union-attr]
+                if call_id in new_calls or call_id in known:
+                    raise DuplicateToolCallError(call_id, index_base + i)
+                new_calls[call_id] = link = {
+                    "conversation_id": conversation_id, "call_id": call_id, "name": call.name,  # type: ignore[union-attr]
+                    "status": "pending", "call_seq": seq, "call_position": position,
+                    "result_seq": None, "result_position": None}
+                inserts.append(link)
+                blocks.append([conversation_id, seq, position, "tool_call", call.arguments_raw, null,  # type: ignore[union-attr]
+                               call.name, call_id, null])  # type: ignore[union-attr]
+        else:
+            blocks += [[conversation_id, seq, position, part.kind, null if part.text is None else part.text,  # type: ignore[union-attr]
+                        null if part.media_type is None else part.media_type, null, null,  # type: ignore[union-attr]
+                        null if part.data is None else blobs.put(part.data, part.media_type)]  # type: ignore[union-attr]
+                       for position, part in enumerate(content)]
+        if msg.row is not None:
+            extras, row[6] = msg.row
+            row[5] = _bound_extras(extras, null)
+        add(row)
+    if null is not None:
+        return messages, MESSAGE_KEYS, blocks, BLOCK_KEYS if blocks else (), inserts, updates
+    return (*bulk.trimmed(messages_t, MESSAGE_KEYS, messages), *bulk.trimmed(blocks_t, BLOCK_KEYS, blocks),
+            inserts, updates)
+
+
+def _bound_extras(extras: JSONText | None, null: Any) -> Any:
+    """A message row's extras: JSON text, which the column's bind processor passes on as a ``str``
+    (the driver adapts a subclass of it the slow way); bound, the ``str`` itself."""
+    if extras is None:
+        return null
+    return extras if null is None else str(extras)
+
+
+def _reach(earliest: int, seq: int, first_seq: int, starts: list[int], prior: dict[int, int]) -> int:
+    """The window start of a result at ``seq`` answering a call at ``earliest``: as far back as the
+    windows of the messages in between reach (``links.plan``)."""
+    start = min(starts[max(earliest - first_seq, 0):], default=earliest)
+    for s in range(earliest, first_seq):  # a call of a chunk or a write before
+        start = min(start, prior[s])
+    return min(start, earliest)
 
 
 messages_t, blocks_t = MessageRow.__table__, BlockRow.__table__

@@ -249,3 +249,40 @@ def _blobs(store: Any, cid: str) -> list[tuple[Any, ...]]:
     with store.engine.connect() as conn:
         return [tuple(row) for row in conn.execute(sa.text(
             "SELECT sha256, media_type, size, data FROM blobs WHERE conversation_id = :c ORDER BY sha256"), {"c": key})]
+
+
+_SQLITE = sa.create_engine("sqlite://").dialect
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_items, st.sampled_from(_LIMITS),
+       st.dictionaries(st.sampled_from(["stored_1", "stored_2", "call_1"]), st.booleans(), max_size=2))
+def test_rows_built_as_sqlites_parameters_are_those_the_listed_rows_become(items, limits, known):
+    """A chunk of checked messages built as SQLite's parameters (``bound``: the id as bound, 0 for NULL)
+    sends what its listed rows become through the bind processors (``bulk.prepare_listed``)."""
+    try:
+        batch = onepass.read(copy.deepcopy(items), limits)
+    except ConvstoreError:
+        return
+    cid = "0190e7a0-0000-7000-8000-000000000000"
+    stored = {call_id: links.KnownCall(i, answered) for i, (call_id, answered) in enumerate(known.items())}
+    try:
+        listed = rows.chunk_rows(limits, cid, batch, first_seq=5, known=copy.deepcopy(stored), prior_starts={
+            i: i for i in range(5)})
+    except ConvstoreError:
+        return
+    bound = rows.chunk_rows(limits, cid, batch, first_seq=5, known=stored, prior_starts={i: i for i in range(5)},
+                            bound=rows._bound(_SQLITE, cid))
+    assert bound.bound == (len(onepass.checked(batch, limits)) == len(batch))
+    for made, sent in zip(rows._prepared(_SQLITE, listed), rows._prepared(_SQLITE, bound)):
+        assert (made is None) == (sent is None)
+        if made is not None:
+            assert _written(sent) == _written(made)
+            assert {type(value) for row in sent.params for value in row} <= {str, int, bytes}
+
+
+def _written(batch: bulk.Batch) -> list[dict[str, Any]]:
+    """The columns each row of a batch sets, as its statement writes them (0 is NULL under NULLIF)."""
+    statement = batch.statement
+    return [{key: value for i, (key, value) in enumerate(zip(statement.keys, row))
+             if not (value is None or i in statement.zeroed and value == 0)} for row in batch.params]
