@@ -30,8 +30,20 @@ from .formats import openai
 from .formats._common import parse_data_uri
 from .holes import CONTENT, HOLE, HOLE_JSON, OPEN, PLAIN
 from .kept_once import kept_size
-from .lean import (LIST_NOTES, OWN_KEYS, PLAIN_ROLES, RESULT_KEYS, TEXT_KEYS, Call, Part, Parts, Plain, Result,
-                   Writable, bare_arguments)
+from .lean import (
+    LIST_NOTES,
+    OWN_KEYS,
+    PLAIN_ROLES,
+    RESULT_KEYS,
+    TEXT_KEYS,
+    Call,
+    Part,
+    Parts,
+    Plain,
+    Result,
+    Writable,
+    bare_arguments,
+)
 from .limits import BOUNDS, Limits, check_input, stored_size
 from .links import KnownCall, LinkPlan
 from .model import MESSAGES as CANONICAL
