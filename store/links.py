@@ -54,6 +54,8 @@ def calls(messages: Sequence[Writable]) -> list[tuple[int, str]]:
 
 def earliest_open_call(messages: Sequence[Writable], known: Mapping[str, KnownCall]) -> int | None:
     """The seq of the earliest stored call this batch answers: window starts are needed from there."""
+    if not known:  # a new conversation's, or a batch answering no stored call: no walk of every block
+        return None
     seqs = [
         known[b.call_id].call_seq
         for msg in messages
