@@ -20,7 +20,9 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from . import creation, db, forks, listing, operations as ops, retention, search as search_, streaming, toolcalls, usage
+from . import creation, db, forks, listing, retention, streaming, toolcalls, usage
+from . import operations as ops
+from . import search as search_
 from .codec import new_id
 from .errors import DatabaseError
 from .formats import Loss
@@ -234,7 +236,8 @@ class AsyncConversationStore(StoreBase):
             await self._run(True, ops.save_stream, conversation_id, self._chunks(messages, format), _retry=False,
                             **fields)
         else:
-            await self._run(True, ops.save, conversation_id, self._canonical(messages, format), **fields)
+            await self._run(True, ops.save, conversation_id, self._new_messages(messages, format, conversation_id),
+                            **fields)
         return conversation_id
 
     async def update(self, conversation_id: str, *, title: str | None = listing.UNSET,

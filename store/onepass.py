@@ -16,7 +16,7 @@ rows and errors: a property test holds them to it (tests/test_onepass.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -152,26 +152,39 @@ def _named(calls: list[Any], names: dict[str, str]) -> bool:
 
 
 def _text(item: dict[str, Any], limits: Limits) -> Plain | None:
+    return Plain(item["role"], item["content"], "openai", (), None, None, limits) if text_fits(item, limits) else None
+
+
+def text_fits(item: dict[str, Any], limits: Limits) -> bool:
+    """Whether an item of a role and its text (``TEXT_KEYS``) is a plain text its row says all of."""
     role, text = item["role"], item["content"]
-    if role.__class__ is not str or role not in PLAIN_ROLES or text.__class__ is not str or text[:1] == HOLE \
-            or stored_size(text, limits.escaped) > limits.max_message_bytes - _OWN:
-        return None
-    return Plain(role, text, "openai", (), None, None, limits)
+    return role.__class__ is str and role in PLAIN_ROLES and text.__class__ is str and text[:1] != HOLE \
+        and stored_size(text, limits.escaped) <= limits.max_message_bytes - _OWN
 
 
 def _result(item: dict[str, Any], names: dict[str, str], limits: Limits) -> Plain | None:
+    if (name := result_name(item, names, limits)) is REFUSED:
+        return None
+    return Plain("tool", item["content"], "openai", (Result(item["tool_call_id"]),), name, None, limits)  # type: ignore[arg-type]
+
+
+REFUSED = object()
+"""What :func:`result_name` gives for a result its row does not say all of."""
+
+
+def result_name(item: dict[str, Any], names: dict[str, str], limits: Limits) -> str | None | object:
+    """Of a tool result (``RESULT_KEYS``, role "tool") its row says all of, the tool name it takes (that
+    of the call read before it, in ``names``, or None); else :data:`REFUSED`."""
     text, call_id = item["content"], item["tool_call_id"]
     if text.__class__ is not str or call_id.__class__ is not str or not call_id or text[:1] == HOLE \
             or call_id[:1] == HOLE or len(call_id) > _BOUND:
-        return None
+        return REFUSED
     name, escaped = names.get(call_id), limits.escaped
     if name is not None and len(name) > _BOUND:
-        return None
+        return REFUSED
     # the short values sized at once (sizes add up; a lone surrogate raises as it would alone)
     used = stored_size(text, escaped) + stored_size(call_id if name is None else call_id + name, escaped)
-    if used > limits.max_message_bytes - _OWN:
-        return None
-    return Plain("tool", text, "openai", (Result(call_id),), name, None, limits)
+    return REFUSED if used > limits.max_message_bytes - _OWN else name
 
 
 def _assistant(item: dict[str, Any], calls: list[Any] | None, limits: Limits) -> Plain | None:
@@ -408,36 +421,46 @@ def linked_rows(msgs: Sequence[Writable], conversation_id: str, first_seq: int, 
                  null if msg.name is None else msg.name])
             continue
         add_start(seq)
-        row = [conversation_id, seq, seq, msg.role, msg.source_format, null, PLAIN, null, null, null]
-        if kind is Call:
-            first = 0
-            if msg.text is not None:
-                blocks.append([conversation_id, seq, 0, "text", msg.text, null, null, null, null])
-                first = 1
-            for position, call in enumerate(content, first):
-                call_id = call.call_id  # type: ignore[union-attr]
-                if call_id in new_calls or call_id in known:
-                    raise DuplicateToolCallError(call_id, index_base + i)
-                new_calls[call_id] = link = {
-                    "conversation_id": conversation_id, "call_id": call_id, "name": call.name,  # type: ignore[union-attr]
-                    "status": "pending", "call_seq": seq, "call_position": position,
-                    "result_seq": None, "result_position": None}
-                inserts.append(link)
-                blocks.append([conversation_id, seq, position, "tool_call", call.arguments_raw, null,  # type: ignore[union-attr]
-                               call.name, call_id, null])  # type: ignore[union-attr]
-        else:
-            blocks += [[conversation_id, seq, position, part.kind, null if part.text is None else part.text,  # type: ignore[union-attr]
-                        null if part.media_type is None else part.media_type, null, null,  # type: ignore[union-attr]
-                        null if part.data is None else blobs.put(part.data, part.media_type)]  # type: ignore[union-attr]
-                       for position, part in enumerate(content)]
-        if msg.row is not None:
-            extras, row[6] = msg.row
-            row[5] = _bound_extras(extras, null)
-        add(row)
+        add(block_rows(msg, conversation_id, seq, null, blocks, new_calls, known, inserts, blobs, index_base + i))
     if null is not None:
         return messages, MESSAGE_KEYS, blocks, BLOCK_KEYS if blocks else (), inserts, updates
     return (*bulk.trimmed(messages_t, MESSAGE_KEYS, messages), *bulk.trimmed(blocks_t, BLOCK_KEYS, blocks),
             inserts, updates)
+
+
+def block_rows(msg: Plain | Parts, conversation_id: str, seq: int, null: Any, blocks: list[list[Any]],
+               new_calls: dict[str, dict[str, Any]], known: Mapping[str, Any], inserts: list[dict[str, Any]],
+               blobs: BlobSink, index: int) -> list[Any]:
+    """The message row of an assistant's calls or a user's texts and images read in one pass, its block rows
+    added to ``blocks`` and its calls' links to ``new_calls`` and ``inserts`` (a call id used before, in
+    ``new_calls`` or ``known``, is refused as message ``index``'s): :func:`linked_rows`'s and ``store.fused``'s."""
+    row = [conversation_id, seq, seq, msg.role, msg.source_format, null, PLAIN, null, null, null]
+    content = msg.content
+    if content[0].__class__ is Call:
+        first = 0
+        if msg.text is not None:  # type: ignore[union-attr]
+            blocks.append([conversation_id, seq, 0, "text", msg.text, null, null, null, null])  # type: ignore[union-attr]
+            first = 1
+        for position, call in enumerate(content, first):
+            call_id = call.call_id  # type: ignore[union-attr]
+            if call_id in new_calls or call_id in known:
+                raise DuplicateToolCallError(call_id, index)
+            new_calls[call_id] = link = {
+                "conversation_id": conversation_id, "call_id": call_id, "name": call.name,  # type: ignore[union-attr]
+                "status": "pending", "call_seq": seq, "call_position": position,
+                "result_seq": None, "result_position": None}
+            inserts.append(link)
+            blocks.append([conversation_id, seq, position, "tool_call", call.arguments_raw, null,  # type: ignore[union-attr]
+                           call.name, call_id, null])  # type: ignore[union-attr]
+    else:
+        blocks += [[conversation_id, seq, position, part.kind, null if part.text is None else part.text,  # type: ignore[union-attr]
+                    null if part.media_type is None else part.media_type, null, null,  # type: ignore[union-attr]
+                    null if part.data is None else blobs.put(part.data, part.media_type)]  # type: ignore[union-attr]
+                   for position, part in enumerate(content)]
+    if msg.row is not None:
+        extras, row[6] = msg.row
+        row[5] = _bound_extras(extras, null)
+    return row
 
 
 def _bound_extras(extras: JSONText | None, null: Any) -> Any:

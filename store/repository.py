@@ -8,7 +8,7 @@ loss reports) and the synchronous I/O.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -16,15 +16,16 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
-from . import (creation, db, docs, forks, listing, onepass, operations as ops, retention, search as search_,
-               streaming, toolcalls, usage)
+from . import creation, db, docs, forks, fused, listing, onepass, retention, rows, streaming, toolcalls, usage
+from . import operations as ops
+from . import search as search_
 from .codec import new_id
 from .errors import DatabaseError, InputError
 from .formats import Loss, get_format, read, write
 from .formats._common import validate
 from .gcpause import paused_gc
-from .limits import Limits, check_chunk, check_metadata, check_source_format, check_text
 from .lean import Writable
+from .limits import Limits, check_chunk, check_metadata, check_source_format, check_text
 from .model import MESSAGES, Conversation, Message, Page, ToolCallRecord, ToolStatus
 from .operations import ConversationInfo, Scope
 from .writer import readers_for, writer_for
@@ -35,7 +36,7 @@ DEFAULT_URL = "sqlite:///convstore.db"
 DEFAULT_NAMESPACE = "default"
 NAMESPACE_CHARS, KEY_CHARS, TITLE_CHARS = 128, 255, 500  # their columns' lengths (store.schema)
 
-__all__ = ["ConversationInfo", "ConversationStore", "DEFAULT_NAMESPACE", "DEFAULT_URL"]
+__all__ = ["DEFAULT_NAMESPACE", "DEFAULT_URL", "ConversationInfo", "ConversationStore"]
 
 
 class StoreBase:
@@ -82,6 +83,17 @@ class StoreBase:
             if format == "openai" and messages.__class__ is list:  # its plain items checked as they are read
                 return onepass.read(messages, self.limits)
             return docs.read(messages, format)
+
+    def _new_messages(self, messages: Any, format: str | None, conversation_id: str) -> Sequence[Writable]:
+        """What a save of ``messages`` as the new conversation ``conversation_id`` writes: an OpenAI list's
+        rows made as its items are read (``store.fused``) where every item is read in one pass, else
+        :meth:`_canonical`."""
+        if (format or self.format) == "openai" and messages.__class__ is list:
+            with paused_gc():
+                made = fused.rows(messages, self.limits, conversation_id, rows.bound(self.engine.dialect, conversation_id))
+            if made is not None:
+                return made
+        return self._canonical(messages, format)
 
     def _chunks(self, messages: Iterator[Any], format: str | None) -> Iterator[list[Message]]:
         return streaming.read_chunks(messages, format or self.format)
@@ -249,7 +261,9 @@ class ConversationStore(StoreBase):
                 ops.save_stream(conn, self.scope, conversation_id, self._chunks(messages, format),
                                 progress=progress, **fields)
             return conversation_id
-        self._store(ops.save, conversation_id, messages, format, progress=progress, **fields)
+        with paused_gc():
+            self._transact(ops.save, conversation_id, self._new_messages(messages, format, conversation_id),
+                           progress=progress, **fields)
         return conversation_id
 
     def _store(self, operation: Callable[..., Any], conversation_id: str, messages: Any, format: str | None,

@@ -21,7 +21,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
-from . import bulk, links, onepass
+from . import bulk, fused, links, onepass
 from .chains import END, chain_of, within
 from .codec import BlobSink, block_rows, message_rows
 from .docs import Batch, documents, picked
@@ -47,9 +47,12 @@ def insert(conn: sa.Connection, limits: Limits, conversation_id: str, msgs: Sequ
     progress to report), in the caller's transaction. What they link to is read once
     (:class:`Linked`); each chunk's rows are then built from memory. Through psycopg's COPY, a
     chunk's rows are built while the server still takes the chunk before (see :func:`_overlapped`)."""
+    if isinstance(msgs, fused.Rows):  # a new conversation's rows, made as its items were read
+        _insert_made(conn, conversation_id, msgs, chunk=chunk, progress=progress)
+        return
     linked = Linked.look_up(conn, conversation_id, msgs, first_seq=first_seq, fresh=fresh)
     built = _built(limits, conversation_id, msgs, linked, first_seq=first_seq, index_base=index_base,
-                   chunk=chunk, bound=_bound(conn.dialect, conversation_id))
+                   chunk=chunk, bound=bound(conn.dialect, conversation_id))
     if len(msgs) > chunk and bulk.sync_psycopg(conn.dialect):
         _overlapped(conn, conversation_id, built, fresh=fresh, progress=progress)
         return
@@ -62,6 +65,27 @@ def insert(conn: sa.Connection, limits: Limits, conversation_id: str, msgs: Sequ
         if (refused := _refused_call(conn, conversation_id, msgs, first_seq, index_base)) is not None:
             raise refused from exc
         raise
+
+
+def _insert_made(conn: sa.Connection, conversation_id: str, made: fused.Rows, *, chunk: int,
+                 progress: Callable[[int], None] | None) -> None:
+    """:func:`insert` of the rows ``store.fused`` made (a new conversation's, from seq 0), sent ``chunk``
+    messages at a time with their blocks and links (each link whole: its result is in it already)."""
+    blocks_at = links_at = 0
+    for start in range(0, len(made), chunk):
+        stop = start + chunk
+        blocks_to = bisect_left(made.blocks, stop, blocks_at, key=_SEQ)
+        links_to = bisect_left(made.links, stop, links_at, key=_CALL_SEQ)
+        rows = ChunkRows(made.blobs if start == 0 else BlobSink(conversation_id), made.messages[start:stop],
+                         made.blocks[blocks_at:blocks_to], made.links[links_at:links_to], [], made.message_keys,
+                         made.block_keys, made.bound)
+        write_rows(conn, conversation_id, rows, fresh=start == 0)
+        blocks_at, links_at = blocks_to, links_to
+        if progress is not None:
+            progress(len(rows.messages))
+
+
+_CALL_SEQ = itemgetter("call_seq")
 
 
 Built = Iterator[tuple[int, Sequence[Writable], "ChunkRows"]]
@@ -169,7 +193,7 @@ def chunk_rows(limits: Limits, conversation_id: str, msgs: Sequence[Writable], *
     """The rows of ``msgs`` stored from ``first_seq`` on, checked against ``limits``
     (pure CPU: no I/O). ``known`` are stored calls the chunk may answer, ``prior_starts`` the
     window starts of stored messages from the earliest open call on. ``bound``: the conversation id
-    as the driver binds it and the NULL its rows take (SQLite's, see :func:`_bound`), for a chunk whose
+    as the driver binds it and the NULL its rows take (SQLite's, see :func:`bound`), for a chunk whose
     rows are then built as the driver's parameters (``ChunkRows.bound``) where every message is checked."""
     blobs = BlobSink(conversation_id)
     with paused_gc():  # pure CPU, no I/O inside: the collector is back on before anything else runs
@@ -300,7 +324,7 @@ def _as_built(dialect: sa.Dialect, table: sa.Table, listed: list[list[Any]], key
     return bulk.sent_as_built(listed, bulk._statement(table, dialect, keys)) if listed else None
 
 
-def _bound(dialect: sa.Dialect, conversation_id: str) -> tuple[str, Any] | None:
+def bound(dialect: sa.Dialect, conversation_id: str) -> tuple[str, Any] | None:
     """On SQLite, the conversation id as its driver binds it and 0 for NULL (``bulk._Insert.zeroed``:
     every nullable text column of a message or block row takes ``NULLIF(?, 0)``): the rows of a chunk
     of checked messages are then its parameters as built, converted by no second walk (0.35-0.7 us a

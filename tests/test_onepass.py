@@ -272,7 +272,7 @@ def test_rows_built_as_sqlites_parameters_are_those_the_listed_rows_become(items
     except ConvstoreError:
         return
     bound = rows.chunk_rows(limits, cid, batch, first_seq=5, known=stored, prior_starts={i: i for i in range(5)},
-                            bound=rows._bound(_SQLITE, cid))
+                            bound=rows.bound(_SQLITE, cid))
     assert bound.bound == (len(onepass.checked(batch, limits)) == len(batch))
     for made, sent in zip(rows._prepared(_SQLITE, listed), rows._prepared(_SQLITE, bound)):
         assert (made is None) == (sent is None)
