@@ -84,7 +84,7 @@ class StoreBase:
                 return onepass.read(messages, self.limits)
             return docs.read(messages, format)
 
-    def _new_messages(self, messages: Any, format: str | None, conversation_id: str) -> Sequence[Writable]:
+    def _new_messages(self, messages: Any, format: str | None, conversation_id: str) -> Sequence[Writable] | fused.Rows:
         """What a save of ``messages`` as the new conversation ``conversation_id`` writes: an OpenAI list's
         rows made as its items are read (``store.fused``) where every item is read in one pass, else
         :meth:`_canonical`."""
