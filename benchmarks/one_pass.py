@@ -4,7 +4,8 @@
 and its text, a tool result of its call id and its text, an assistant's calls) goes through a dozen
 passes on its way to the driver: the reader's checks, a ``lean.Plain``, a budget, the block rows, the
 links, the documents, a message row as a dict, then its parameters. ``store.onepass`` (eighteenth
-session) now reads nearly every item of a save that way; it is timed here too. This prototype (the
+session) now reads nearly every item of a save that way, and ``store.fused`` (thirty-seventh) makes a new
+conversation's rows as it reads them; both are timed here too. This prototype (the
 seventeenth session's) builds the same rows' parameters
 from the item in one pass (checks of size, bounds, lone surrogates and holes included; the window
 starts and the links of the calls it has seen), leaves every other item to the general path, and
@@ -23,7 +24,7 @@ from typing import Any
 import orjson
 from sqlalchemy.dialects import sqlite
 
-from store import docs, onepass, rows
+from store import docs, fused, onepass, rows
 from store.docs import MIN_HOLE
 from store.holes import CONTENT, HOLE, OPEN
 from store.lean import bare_arguments
@@ -194,6 +195,12 @@ def _parameters(chunk: rows.ChunkRows) -> None:
     rows._prepared(_DIALECT, chunk)
 
 
+def _parameters_of(made: Any) -> None:
+    """The executemany parameters of ``store.fused``'s rows, as a save sends them (built as SQLite's)."""
+    rows._prepared(_DIALECT, rows.ChunkRows(made.blobs, made.messages, made.blocks, made.links, [], made.message_keys,
+                                            made.block_keys, made.bound))
+
+
 def _best(fn: Any, repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -210,19 +217,22 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     items = workload.conversation(args.messages)
     taken = check(items)
-    limit = Limits().max_message_bytes
+    limits_ = Limits()
+    limit = limits_.max_message_bytes
     plain = [items[row[0]] for row in one_pass(items, limit)[0]]
     gc.disable()  # as a save pauses it
     one = _best(lambda: one_pass(items, limit), args.repeat)
     now = _best(lambda: [_parameters(chunk) for chunk in today(items)], args.repeat)
     now_plain = _best(lambda: [_parameters(chunk) for chunk in today(plain)], args.repeat)
     store = _best(lambda: [_parameters(chunk) for chunk in today(items, onepass.read)], args.repeat)
+    straight = _best(lambda: _parameters_of(fused.rows(items, limits_, CID, rows.bound(_DIALECT, CID))), args.repeat)
     n = args.messages
     print(f"{n:,} workload items; the one pass takes {taken:,} ({taken / n:.0%}) and gives today's rows for them")
     print(f"the general path (read, rows, their parameters), every item: {now / n * 1e6:.2f} us a message")
     print(f"the general path, the items the one pass takes alone: {now_plain / len(plain) * 1e6:.2f} us a message")
     print(f"one pass, the items it takes (the others skipped): {one / taken * 1e6:.2f} us a message")
     print(f"the store's one pass (store.onepass), every item: {store / n * 1e6:.2f} us a message")
+    print(f"the store's save of a new conversation (store.fused), every item: {straight / n * 1e6:.2f} us a message")
 
 
 if __name__ == "__main__":

@@ -88,9 +88,13 @@ class StoreBase:
         """What a save of ``messages`` as the new conversation ``conversation_id`` writes: an OpenAI list's
         rows made as its items are read (``store.fused``) where every item is read in one pass, else
         :meth:`_canonical`."""
-        if (format or self.format) == "openai" and messages.__class__ is list:
+        # SQLite only: on a server a save builds a chunk's rows while the server takes the chunk before
+        # (``rows._overlapped``), and the straight way, which builds them all first, was slower there
+        # (PostgreSQL: 31.8k msg/s against 57.4k for the rows at driver speed, benchmarks/README.md).
+        bound = rows.bound(self.engine.dialect, conversation_id)
+        if bound is not None and (format or self.format) == "openai" and messages.__class__ is list:
             with paused_gc():
-                made = fused.rows(messages, self.limits, conversation_id, rows.bound(self.engine.dialect, conversation_id))
+                made = fused.rows(messages, self.limits, conversation_id, bound)
             if made is not None:
                 return made
         return self._canonical(messages, format)
