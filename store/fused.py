@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import bulk, onepass
+from . import onepass
 from .codec import BlobSink
 from .errors import ConvstoreError
 from .holes import PLAIN
@@ -55,11 +55,7 @@ def rows(items: list[Any], limits: Limits, conversation_id: str, bound: tuple[st
     if made is None:
         return None
     messages, blocks, links = made
-    if bound is not None:
-        return Rows(len(items), messages, onepass.MESSAGE_KEYS, blocks, onepass.BLOCK_KEYS if blocks else (), links,
-                    blobs, True)
-    return Rows(len(items), *bulk.trimmed(onepass.messages_t, onepass.MESSAGE_KEYS, messages),
-                *bulk.trimmed(onepass.blocks_t, onepass.BLOCK_KEYS, blocks), links, blobs, False)
+    return Rows(len(items), *onepass.listed(messages, blocks, null), links, blobs, bound is not None)
 
 
 def _walk(items: list[Any], limits: Limits, cid: str, null: Any,
@@ -90,8 +86,7 @@ def _walk(items: list[Any], limits: Limits, cid: str, null: Any,
                 doc = null  # answers no call: the reader's document (none) says so
             elif link["result_seq"] is None:
                 link["status"], link["result_seq"], link["result_position"] = "answered", seq, 0
-                start = min(starts[link["call_seq"]:], default=seq)  # back to its call, and as far as
-                start = min(start, link["call_seq"])                 # the windows in between reach
+                start = onepass._reach(link["call_seq"], seq, 0, starts, {})
             add_start(start)
             add([cid, seq, start, "tool", "openai", null, doc, item["content"], call_id, null if name is None else name])
             continue
@@ -104,9 +99,7 @@ def _walk(items: list[Any], limits: Limits, cid: str, null: Any,
             return None
         add_start(seq)
         if not msg.content:  # an assistant's text with notes
-            extras, doc = msg.row  # type: ignore[misc]
-            add([cid, seq, seq, "assistant", "openai", onepass._bound_extras(extras, null), doc,
-                 null if msg.text is None else msg.text, null, null])  # type: ignore[union-attr]
+            add(onepass.text_row(msg, cid, seq, null))  # type: ignore[arg-type]
             continue
         add(onepass.block_rows(msg, cid, seq, null, blocks, calls, {}, links, blobs, seq))
         for call in msg.content if msg.__class__ is Plain else ():

@@ -395,10 +395,7 @@ def linked_rows(msgs: Sequence[Writable], conversation_id: str, first_seq: int, 
         seq, content = first_seq + i, msg.content
         if not content:  # a text (an assistant's with notes: ``row``)
             add_start(seq)
-            extras, doc = (None, PLAIN) if msg.row is None else msg.row
-            extras = _bound_extras(extras, null)
-            add([conversation_id, seq, seq, msg.role, msg.source_format, extras, doc,
-                 null if msg.text is None else msg.text, null, null])  # an assistant's null content
+            add(text_row(msg, conversation_id, seq, null))
             continue
         kind = content[0].__class__
         if kind is Result:
@@ -422,10 +419,23 @@ def linked_rows(msgs: Sequence[Writable], conversation_id: str, first_seq: int, 
             continue
         add_start(seq)
         add(block_rows(msg, conversation_id, seq, null, blocks, new_calls, known, inserts, blobs, index_base + i))
+    return (*listed(messages, blocks, null), inserts, updates)
+
+
+def listed(messages: list[list[Any]], blocks: list[list[Any]],
+           null: Any) -> tuple[list[list[Any]], tuple[str, ...], list[list[Any]], tuple[str, ...]]:
+    """Message and block rows built with ``null`` for NULL, and the columns they set: every one where
+    they are the driver's parameters (``null`` not None), else only those some row sets (``bulk.trimmed``)."""
     if null is not None:
-        return messages, MESSAGE_KEYS, blocks, BLOCK_KEYS if blocks else (), inserts, updates
-    return (*bulk.trimmed(messages_t, MESSAGE_KEYS, messages), *bulk.trimmed(blocks_t, BLOCK_KEYS, blocks),
-            inserts, updates)
+        return messages, MESSAGE_KEYS, blocks, BLOCK_KEYS if blocks else ()
+    return (*bulk.trimmed(messages_t, MESSAGE_KEYS, messages), *bulk.trimmed(blocks_t, BLOCK_KEYS, blocks))
+
+
+def text_row(msg: Plain, conversation_id: str, seq: int, null: Any) -> list[Any]:
+    """The message row of a text read in one pass (an assistant's with notes keeps its ``row``)."""
+    extras, doc = (None, PLAIN) if msg.row is None else msg.row
+    return [conversation_id, seq, seq, msg.role, msg.source_format, _bound_extras(extras, null), doc,
+            null if msg.text is None else msg.text, null, null]  # an assistant's null content
 
 
 def block_rows(msg: Plain | Parts, conversation_id: str, seq: int, null: Any, blocks: list[list[Any]],
