@@ -29,7 +29,7 @@ from .formats import Loss
 from .limits import Limits, check_chunk
 from .model import Conversation, Message, Page, ToolCallRecord, ToolStatus
 from .operations import ConversationInfo
-from .repository import DEFAULT_NAMESPACE, DEFAULT_URL, StoreBase, packet_size
+from .storebase import DEFAULT_NAMESPACE, DEFAULT_URL, StoreBase, packet_size
 
 T = TypeVar("T")
 
