@@ -75,9 +75,8 @@ def _usage_out(u: Usage | None) -> dict[str, Any] | None:
 
 def _source(block: Any, meta: dict[str, Any]) -> dict[str, Any] | None:
     """A 2.x data source; 2.x requires a media type: guessed from the file name or URL if unknown."""
-    guessed = mimetypes.guess_type(block.filename or block.url or "", strict=False)[0]
-    media_type = block.media_type or guessed or (f"{block.kind}/*" if block.kind in _MEDIA
-                                                 else "application/octet-stream")
+    media_type = block.media_type or mimetypes.guess_type(block.filename or block.url or "", strict=False)[0] \
+        or (f"{block.kind}/*" if block.kind in _MEDIA else "application/octet-stream")
     if block.data is not None or "b64" in meta:
         data = meta["b64"] if "b64" in meta else b64encode(block.data)
         source = {"type": "base64", "data": data, "media_type": media_type}
