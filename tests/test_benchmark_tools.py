@@ -78,3 +78,24 @@ def test_the_commit_timing_times_each_counted_commit_by_its_frames():
     assert all(t > 0 for times in by_frames.values() for t in times)
     assert commit_table(by_frames).row_count == sum(len(times) >= 10 for times in by_frames.values())
     assert commit_table({1: [5.0] * 10, 2: [9.0] * 9}).row_count == 1  # a row where 10 commits or more say it
+
+
+def test_a_round_of_sqlite_ingests_then_settles_its_files_back_into_the_cache():
+    """``benchmarks.measure``: a SQLite ingest is timed on an emptied page cache where the process may
+    empty it (``databases.drop_page_cache``, said in the run's header), and ``settle`` reads each file
+    back, so that the lookups after the ingests start warm for every contestant."""
+    from benchmarks import databases, measure
+    from benchmarks.contestant import Convstore
+    from benchmarks.workload import conversation
+
+    assert "page cache before an ingest" in databases.durability("sqlite")
+    contestant = Convstore()
+    with databases.fresh("sqlite") as db:
+        contestant.open(db)
+        try:
+            seconds, conversation_id = measure.timed(contestant.ingest, contestant.prepare(conversation(50)),
+                                                     cold=True)
+            databases.settle(db)
+            assert seconds > 0 and len(contestant.store.load_messages(conversation_id)) == 50
+        finally:
+            contestant.close()
