@@ -101,17 +101,25 @@ def _server(backend: str) -> Iterator[Database]:
         admin.dispose()
 
 
-def drop_page_cache() -> bool:
-    """Empty the OS's page cache of clean pages (Linux, as root; else nothing): whether it was.
+_DROP_CACHES = "/proc/sys/vm/drop_caches"
+
+
+def drop_page_cache() -> None:
+    """Empty the OS's page cache of clean pages (Linux, as root; else nothing).
     On this shared VM a SQLite ingest ran 30-60% slower with the few hundred MB of pages the
     contestants before it had written still cached, and as fast as the first once they were not
     (thirty-eighth session, benchmarks/README.md). Call it after ``os.sync()``: dirty pages stay."""
     try:
-        with open("/proc/sys/vm/drop_caches", "w") as knob:
+        with open(_DROP_CACHES, "w") as knob:
             knob.write("1")
     except OSError:
-        return False
-    return True
+        pass
+
+
+def _sqlite_files(db: Database) -> tuple[Path, ...]:
+    """The SQLite file and its ``-wal``, those that exist."""
+    assert db.path is not None
+    return tuple(f for f in (db.path, db.path.with_name(db.path.name + "-wal")) if f.exists())
 
 
 def settle(db: Database) -> None:
@@ -121,11 +129,10 @@ def settle(db: Database) -> None:
     dropped (:func:`drop_page_cache`), so that every contestant's lookups start as warm.
     Not timed; done for every contestant alike."""
     if db.backend == "sqlite":
-        for path in (db.path, db.path.with_name(db.path.name + "-wal")) if db.path else ():
-            if path.exists():
-                with path.open("rb") as f:
-                    while f.read(1 << 20):
-                        pass
+        for path in _sqlite_files(db):
+            with path.open("rb") as f:
+                while f.read(1 << 20):
+                    pass
         return
     if db.backend != "postgresql":
         return
@@ -150,7 +157,7 @@ def reachable(backend: str) -> str | None:
 def durability(backend: str) -> str:
     """The settings that make a commit durable, as the server reports them."""
     if backend == "sqlite":  # and whether an ingest starts on an empty page cache (measure.timed)
-        cold = "emptied" if os.access("/proc/sys/vm/drop_caches", os.W_OK) else "kept (not root)"
+        cold = "emptied" if os.access(_DROP_CACHES, os.W_OK) else "kept (not root)"
         return f"journal_mode=WAL, synchronous=FULL, page cache before an ingest {cold}"
     queries = {
         "postgresql": ["SHOW fsync", "SHOW synchronous_commit", "SHOW server_version"],
@@ -181,8 +188,7 @@ def _sqlite_size(db: Database) -> int:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
     finally:
         conn.close()
-    files = (db.path, db.path.with_name(db.path.name + "-wal"))
-    return sum(f.stat().st_size for f in files if f.exists())
+    return sum(f.stat().st_size for f in _sqlite_files(db))
 
 
 def _pg_size(db: Database) -> int:
