@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect, sync_playwright
 
 from store import ConversationStore
 from store.demo import samples
@@ -78,8 +79,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 
 @pytest.fixture(scope="module")
 def browser(site: Site) -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
     with sync_playwright() as playwright:
         # Debian's chromium, never a browser build of Playwright's own (nothing is downloaded)
         launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
@@ -169,7 +168,8 @@ def test_export_downloads_and_parses(site: Site, watched: Watched) -> None:
     page = watched.page
     page.goto(f"{site.url}/c/{site.ids['openai']}")
     page.locator("p.exports").get_by_role("link", name="agentscope", exact=True).click()
-    assert page.locator("table.losses tbody tr").count() > 0  # the loss report
+    # expect() retries until the export's page has loaded: count() would read the conversation's, still unloading
+    expect(page.locator("table.losses tbody tr")).not_to_have_count(0)  # the loss report
     with page.expect_download() as download:
         page.get_by_role("link", name="Download agentscope JSON").click()
     exported = json.loads(Path(download.value.path()).read_text(encoding="utf-8"))
