@@ -113,3 +113,23 @@ def test_lookup_by_call_id_starts_from_its_index_even_with_stale_statistics(empt
     lines = plan.splitlines()
     cte = next(i for i, line in enumerate(lines) if line.strip() == "CTE hits")
     assert "on tool_calls" in lines[cte + 1] and plan.count("on tool_calls") == 1, plan
+
+
+def test_a_window_reads_its_conversation_and_start_once(empty_database_url, backend):
+    """The last ``n`` messages in their stored format take one statement (``store.holes``) of
+    three parts, the documents, their block rows and the conversation's row, which all need where
+    the window starts. Computed in each part, PostgreSQL found the conversation and scanned the
+    window's messages for it thrice (36 of the 48 buffers a window of 50 read)."""
+    if backend != "postgresql":
+        pytest.skip("PostgreSQL's planner")
+    seen: list[tuple[str, object]] = []
+    with ConversationStore(empty_database_url) as s:
+        cid = s.save(_conversation(300), "openai")
+        sa.event.listen(s.engine, "before_cursor_execute",
+                        lambda conn, cursor, statement, params, *_: seen.append((statement, params)))
+        assert len(s.load(cid, "openai", last=50)) >= 50
+        assert len(seen) == 1, seen  # the whole window in one statement
+        statement, params = seen[0]
+        with s.engine.connect() as conn:
+            plan = "\n".join(r[0] for r in conn.exec_driver_sql("EXPLAIN " + statement, params))
+    assert plan.count("on conversations") == 1 and plan.count("Aggregate") == 1, plan
