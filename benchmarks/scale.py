@@ -9,18 +9,21 @@ At every checkpoint (each 10% of the small conversations, the reference point, a
 big conversation), after ``databases.settle``: the ingest rate of the step just finished (msg/s),
 the median time of ``load(last=50)`` on conversations sampled over the whole database, and of
 ``get_tool_call`` on answered ids sampled from every conversation stored so far (the big one
-weighted by its size), and the database's size. "Flat" is the value at the end over the value at the
+weighted by its size), and the database's size; and for ``PAGED`` calls of each more, the pages they
+touch and read (:func:`buffers`). "Flat" is the value at the end over the value at the
 reference point (1M messages stored by default, before the big conversation).
 """
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import sqlalchemy as sa
 from rich.table import Table
 
 from . import databases
@@ -60,14 +63,19 @@ def run(backend: str = "postgresql", messages: int = 10_000_000, per_conversatio
                 sample = [rng.choice(cids) for _ in range(last_calls)]
                 last = latencies(lambda cid: c.last(cid, LAST_N), sample, budget_s=10.0)
                 found = latencies(c.tool_call, rng.sample(ids, min(lookups, len(ids))), budget_s=10.0)
+                # after the timed calls, which draw what they did before; on other conversations and ids (but by chance)
+                last_pages = buffers(c, lambda cid: c.last(cid, LAST_N), cids[0], rng.sample(cids, PAGED))
+                found_pages = buffers(c, c.tool_call, ids[0], rng.sample(ids, min(PAGED, len(ids))))
                 rows.append({"checkpoint": label, "messages": stored, "conversations": len(cids),
                              "ingest": step_messages / step_seconds, "last50": statistics.median(last),
                              "lookup": statistics.median(found), "bytes": databases.size(db),
+                             "last50_pages": _median_pages(last_pages), "lookup_pages": _median_pages(found_pages),
                              "last50_samples": last, "lookup_samples": found})
                 step_messages, step_seconds = 0, 0.0
                 r = rows[-1]
                 say(f"    {label}: {stored:,} messages, {len(cids):,} conversations, ingest {r['ingest']:,.0f} msg/s,"
-                    f" last 50 {r['last50'] * 1e3:.2f} ms, lookup {r['lookup'] * 1e3:.2f} ms,"
+                    f" last 50 {r['last50'] * 1e3:.2f} ms ({_pages(r['last50_pages'])}),"
+                    f" lookup {r['lookup'] * 1e3:.2f} ms ({_pages(r['lookup_pages'])}),"
                     f" {r['bytes'] / 2**30:.2f} GiB ({time.perf_counter() - wall:,.0f} s)")
 
             for number in range(conversations):
@@ -98,6 +106,56 @@ def run(backend: str = "postgresql", messages: int = 10_000_000, per_conversatio
             "reference": first["messages"], "seconds": time.perf_counter() - wall, "rows": rows, "flatness": flat}
 
 
+PAGED = 20
+"""Calls per checkpoint whose buffers are counted (each on a conversation or id of its own)."""
+
+
+def buffers(c: Convstore, call: Callable[[Any], Any], probe: Any, args: list[Any]) -> list[tuple[int, int]]:
+    """For each of ``args``: the shared buffers that ``call(arg)``'s statements touch on PostgreSQL,
+    and of them those read from outside the server's cache. The statements are those the store
+    sent for ``call(probe)``, their parameter equal to ``probe`` swapped for ``arg``, run under
+    ``EXPLAIN (ANALYZE, BUFFERS)`` and never by the call itself before: the reads are those a first
+    call pays. Pages touched are the design's share of a call's cost, flat if the store is; the
+    reads are the cache's share, which grows once the database outgrows ``shared_buffers``."""
+    seen: list[tuple[str, Any]] = []
+
+    def keep(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        seen.append((statement, params))
+
+    engine = c.store.engine
+    sa.event.listen(engine, "before_cursor_execute", keep)
+    try:
+        call(probe)
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", keep)
+    reads = [(st, p) for st, p in seen if st.lstrip().upper().startswith(("SELECT", "WITH"))]
+    out = []
+    with engine.connect() as conn:
+        for arg in args:
+            touched = read = 0
+            for statement, params in reads:
+                params = {k: arg if v == probe else v for k, v in params.items()}
+                plan = conn.exec_driver_sql("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + statement, params).scalar()
+                top = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
+                touched += top["Shared Hit Blocks"] + top["Shared Read Blocks"]
+                read += top["Shared Read Blocks"]
+            out.append((touched, read))
+        conn.rollback()
+    return out
+
+
+def _median_pages(pages: list[tuple[int, int]]) -> tuple[float, float]:
+    return statistics.median(p[0] for p in pages), statistics.median(p[1] for p in pages)
+
+
+def _pages(pages: tuple[float, float]) -> str:
+    return f"{pages[0]:g} pages, {pages[1]:g} read"
+
+
+def _paged(pages: tuple[float, float] | None) -> str:
+    return "-" if pages is None else f"{pages[0]:g} ({pages[1]:g})"
+
+
 class _Stream:
     """The big conversation's messages, generated 1,000 at a time; the time spent generating them is
     kept apart (``seconds``) and an answered id is kept per ``every`` messages."""
@@ -126,13 +184,16 @@ def table(result: dict[str, Any]) -> Table:
     t = Table(title=f"{result['backend']} at scale: convstore, {result['messages']:,} messages in conversations of "
                     f"{result['per_conversation']} + one of {result['big']:,} ({result['seconds']:,.0f} s)",
               title_justify="left")
-    for col in ("checkpoint", "messages stored", "conversations", "ingest msg/s", "last-50 ms", "lookup ms",
-                "database"):
+    for col in ("checkpoint", "messages stored", "conversations", "ingest msg/s", "last-50 ms", "its pages (read)",
+                "lookup ms", "its pages (read)", "database"):
         t.add_column(col, justify="left" if col == "checkpoint" else "right")
     for r in result["rows"]:
         t.add_row(r["checkpoint"], f"{r['messages']:,}", f"{r['conversations']:,}", f"{r['ingest']:,.0f}",
-                  f"{r['last50'] * 1e3:.2f}", f"{r['lookup'] * 1e3:.3f}", f"{r['bytes'] / 2**30:.2f} GiB")
+                  f"{r['last50'] * 1e3:.2f}", _paged(r.get("last50_pages")), f"{r['lookup'] * 1e3:.3f}",
+                  _paged(r.get("lookup_pages")), f"{r['bytes'] / 2**30:.2f} GiB")
     f = result["flatness"]
     t.caption = (f"flatness, end / {result['reference']:,} stored: ingest {f['ingest']:.2f}x, last-50 "
-                 f"{f['last50']:.2f}x, lookup {f['lookup']:.2f}x (1.00x = flat; below 1 for the rate is slower)")
+                 f"{f['last50']:.2f}x, lookup {f['lookup']:.2f}x (1.00x = flat; below 1 for the rate is slower). "
+                 "Pages: the median shared buffers a call's statements touch, and (read) of them from outside "
+                 f"PostgreSQL's cache, over {PAGED} calls")
     return t

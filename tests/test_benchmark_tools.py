@@ -99,3 +99,26 @@ def test_a_round_of_sqlite_ingests_then_settles_its_files_back_into_the_cache():
             assert seconds > 0 and len(contestant.store.load_messages(conversation_id)) == 50
         finally:
             contestant.close()
+
+
+def test_the_scale_run_counts_the_pages_a_call_touches(store, backend):
+    """``scale.buffers``: the store's statements for one argument, run under ``EXPLAIN (ANALYZE,
+    BUFFERS)`` for others (PostgreSQL's counts of shared buffers)."""
+    import pytest
+
+    from benchmarks import scale
+    from benchmarks import workload as wl
+    from benchmarks.contestant import Convstore
+
+    if backend != "postgresql":
+        pytest.skip("PostgreSQL's buffer counts")
+    c = Convstore()
+    c.store = store
+    convs = [wl.conversation(100, 2, k) for k in range(3)]
+    cids = [c.ingest(msgs) for msgs in convs]
+    calls = [wl.answered_call_ids(msgs)[0] for msgs in convs]
+    last = scale.buffers(c, lambda cid: c.last(cid, 50), cids[0], cids[1:])
+    found = scale.buffers(c, c.tool_call, calls[0], calls[1:])
+    for touched, read in last + found:
+        assert 0 <= read <= touched and touched > 5
+    assert min(t for t, _ in last) > max(t for t, _ in found)  # 50 messages and their blocks: more than one call's rows
