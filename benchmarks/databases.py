@@ -154,17 +154,17 @@ def reachable(backend: str) -> str | None:
     return None
 
 
-def durability(backend: str) -> str:
-    """The settings that make a commit durable, as the server reports them."""
+def settings(backend: str) -> str:
+    """The settings that make a commit durable and the server's own cache, as the server reports them."""
     if backend == "sqlite":  # and whether an ingest starts on an empty page cache (measure.timed)
         cold = "emptied" if os.access(_DROP_CACHES, os.W_OK) else "kept (not root)"
         return f"journal_mode=WAL, synchronous=FULL, page cache before an ingest {cold}"
     queries = {
-        "postgresql": ["SHOW fsync", "SHOW synchronous_commit", "SHOW server_version"],
-        "mariadb": ["SELECT @@innodb_flush_log_at_trx_commit", "SELECT @@version"],
+        "postgresql": ["SHOW fsync", "SHOW synchronous_commit", "SHOW shared_buffers", "SHOW server_version"],
+        "mariadb": ["SELECT @@innodb_flush_log_at_trx_commit", "SELECT @@innodb_buffer_pool_size", "SELECT @@version"],
     }[backend]
-    names = {"postgresql": ["fsync", "synchronous_commit", "version"],
-             "mariadb": ["innodb_flush_log_at_trx_commit", "version"]}[backend]
+    names = {"postgresql": ["fsync", "synchronous_commit", "shared_buffers", "version"],
+             "mariadb": ["innodb_flush_log_at_trx_commit", "innodb_buffer_pool_size", "version"]}[backend]
     with _admin(backend).connect() as conn:
         values = [conn.exec_driver_sql(q).scalar() for q in queries]
     return ", ".join(f"{n}={v}" for n, v in zip(names, values, strict=True))

@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         if (why := databases.reachable(backend)) is not None:
             _say(f"[yellow]skipping {backend}: {why}[/]")
             continue
-        detail = databases.durability(backend)
+        detail = databases.settings(backend)
         meta["backends"][backend] = detail
         _say(f"[bold]{backend}[/] ({detail})")
         cs = bench_backend(backend, plan, args, work, results)
@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         if (why := databases.reachable("postgresql")) is not None:
             _say(f"[yellow]skipping scale: {why}[/]")
         else:
-            _say(f"[bold]scale[/] (postgresql: {databases.durability('postgresql')})")
+            _say(f"[bold]scale[/] (postgresql: {databases.settings('postgresql')})")
             meta["scale"] = scale.run("postgresql", args.scale_messages, args.scale_per_conversation,
                                       args.scale_big, args.scale_reference, args.seed, say=_say)
             tables.append(scale.table(meta["scale"]))

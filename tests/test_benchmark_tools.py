@@ -88,7 +88,7 @@ def test_a_round_of_sqlite_ingests_then_settles_its_files_back_into_the_cache():
     from benchmarks.contestant import Convstore
     from benchmarks.workload import conversation
 
-    assert "page cache before an ingest" in databases.durability("sqlite")
+    assert "page cache before an ingest" in databases.settings("sqlite")
     contestant = Convstore()
     with databases.fresh("sqlite") as db:
         contestant.open(db)
