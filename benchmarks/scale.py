@@ -16,7 +16,6 @@ reference point (1M messages stored by default, before the big conversation).
 
 from __future__ import annotations
 
-import json
 import random
 import statistics
 import time
@@ -74,8 +73,8 @@ def run(backend: str = "postgresql", messages: int = 10_000_000, per_conversatio
                 step_messages, step_seconds = 0, 0.0
                 r = rows[-1]
                 say(f"    {label}: {stored:,} messages, {len(cids):,} conversations, ingest {r['ingest']:,.0f} msg/s,"
-                    f" last 50 {r['last50'] * 1e3:.2f} ms ({_pages(r['last50_pages'])}),"
-                    f" lookup {r['lookup'] * 1e3:.2f} ms ({_pages(r['lookup_pages'])}),"
+                    f" last 50 {r['last50'] * 1e3:.2f} ms, pages {_pages(r['last50_pages'])},"
+                    f" lookup {r['lookup'] * 1e3:.2f} ms, pages {_pages(r['lookup_pages'])},"
                     f" {r['bytes'] / 2**30:.2f} GiB ({time.perf_counter() - wall:,.0f} s)")
 
             for number in range(conversations):
@@ -135,12 +134,11 @@ def buffers(c: Convstore, call: Callable[[Any], Any], probe: Any, args: list[Any
             touched = read = 0
             for statement, params in reads:
                 params = {k: arg if v == probe else v for k, v in params.items()}
-                plan = conn.exec_driver_sql("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + statement, params).scalar()
-                top = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
+                # psycopg parses the json column: the plan's list of one
+                top = conn.exec_driver_sql("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + statement, params).scalar()[0]["Plan"]
                 touched += top["Shared Hit Blocks"] + top["Shared Read Blocks"]
                 read += top["Shared Read Blocks"]
             out.append((touched, read))
-        conn.rollback()
     return out
 
 
@@ -149,11 +147,7 @@ def _median_pages(pages: list[tuple[int, int]]) -> tuple[float, float]:
 
 
 def _pages(pages: tuple[float, float]) -> str:
-    return f"{pages[0]:g} pages, {pages[1]:g} read"
-
-
-def _paged(pages: tuple[float, float] | None) -> str:
-    return "-" if pages is None else f"{pages[0]:g} ({pages[1]:g})"
+    return f"{pages[0]:g} ({pages[1]:g} read)"
 
 
 class _Stream:
@@ -189,8 +183,8 @@ def table(result: dict[str, Any]) -> Table:
         t.add_column(col, justify="left" if col == "checkpoint" else "right")
     for r in result["rows"]:
         t.add_row(r["checkpoint"], f"{r['messages']:,}", f"{r['conversations']:,}", f"{r['ingest']:,.0f}",
-                  f"{r['last50'] * 1e3:.2f}", _paged(r.get("last50_pages")), f"{r['lookup'] * 1e3:.3f}",
-                  _paged(r.get("lookup_pages")), f"{r['bytes'] / 2**30:.2f} GiB")
+                  f"{r['last50'] * 1e3:.2f}", _pages(r["last50_pages"]), f"{r['lookup'] * 1e3:.3f}",
+                  _pages(r["lookup_pages"]), f"{r['bytes'] / 2**30:.2f} GiB")
     f = result["flatness"]
     t.caption = (f"flatness, end / {result['reference']:,} stored: ingest {f['ingest']:.2f}x, last-50 "
                  f"{f['last50']:.2f}x, lookup {f['lookup']:.2f}x (1.00x = flat; below 1 for the rate is slower). "
