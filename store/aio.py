@@ -251,6 +251,7 @@ class AsyncConversationStore(StoreBase):
                                tags: Iterable[str] | None = None, expires_at: datetime | None = None) -> str:
         """The id of the conversation named ``key`` in this namespace, created empty if
         there is none; concurrent callers all get the same one."""
+        self._check_required(key=key)  # None would find a conversation without a key
         self._check_conversation(key=key)
         fields = self._fields(title=title, metadata=metadata, tags=tags, expires_at=expires_at)
         if (found := await self._run(False, ops.by_key, key)) is not None:
@@ -413,7 +414,7 @@ class AsyncConversationStore(StoreBase):
         return done
 
     async def get_tool_call(self, call_id: str, conversation_id: str | None = None) -> ToolCallRecord:
-        self._check_lookup(call_id=call_id)
+        self._check_required(call_id=call_id)
         return await self._lookup(toolcalls.get_tool_call, call_id, conversation_id)
 
     async def find_tool_calls(self, *, name: str | None = None, status: ToolStatus | None = None,

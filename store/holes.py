@@ -22,6 +22,7 @@ from .chains import Chain, within
 from .codec import raw_arguments
 from .formats import FORMATS
 from .lean import Call
+from .limits import MAX_COUNT
 from .prepared import Prepared
 from .schema import BlockRow, ConversationRow, JSONDocument, MessageRow, Name
 
@@ -143,7 +144,8 @@ def window(conn: sa.Connection, namespace: str, conversation_id: str, last: int,
     which has no round trips to save: its three statements cost less than this one's sorted
     ``UNION ALL`` (a window of 50 in 168 against 218 us; on PostgreSQL 713 against 435-451 us)."""
     # a ``last`` it cannot take goes the general way, whose check says what is wrong with it
-    if target not in PER_MESSAGE or last.__class__ is not int or last < 0 or conn.dialect.name == "sqlite":
+    if target not in PER_MESSAGE or last.__class__ is not int or not 0 <= last <= MAX_COUNT \
+            or conn.dialect.name == "sqlite":
         return None
     rows = WINDOW_ROWS.run(conn, cid=conversation_id, ns=namespace, last=last, fmt=target)
     if not rows or rows[-1][0] != _OWNER:

@@ -148,10 +148,16 @@ def check_input(messages: Any, format: str) -> None:
     raise InputError(f"invalid {format} input: {json_problem(messages)}")
 
 
+MAX_COUNT = 2**31 - 1
+"""The largest count a query takes: PostgreSQL's ``integer`` (a ``LIMIT`` beyond it, or SQLite's 64 bits,
+would fail in the driver, not here)."""
+
+
 def check_count(what: str, value: Any) -> None:
-    """A count the caller hands over (``limit``, ``last``, ``n``, ``keep``): an integer >= 0."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InputError(f"{what} must be an integer >= 0, got {value!r}")
+    """A count the caller hands over (``limit``, ``last``, ``n``, ``keep``): an integer from 0 to
+    :data:`MAX_COUNT`."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        raise InputError(f"{what} must be an integer from 0 to {MAX_COUNT}, got {value!r}")
 
 
 def check_chunk(chunk: Any) -> None:

@@ -163,6 +163,7 @@ class ConversationStore(StoreBase):
         """The id of the conversation named ``key`` (e.g. an agent's session id) in this
         namespace, created empty if there is none. Safe when many writers ask at once:
         they all get the same conversation. The other fields apply only to one created here."""
+        self._check_required(key=key)  # None would find a conversation without a key
         self._check_conversation(key=key)
         fields = self._fields(title=title, metadata=metadata, tags=tags, expires_at=expires_at)
         with self._connect() as conn:
@@ -390,7 +391,7 @@ class ConversationStore(StoreBase):
 
         Without ``conversation_id`` the id must be unique in the namespace.
         """
-        self._check_lookup(call_id=call_id)
+        self._check_required(call_id=call_id)
         return self._lookup(toolcalls.get_tool_call, call_id, conversation_id)
 
     def find_tool_calls(self, *, name: str | None = None, status: ToolStatus | None = None,

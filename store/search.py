@@ -27,7 +27,7 @@ from . import fulltext
 from .chains import chain_for
 from .codec import SEARCHED
 from .errors import ConversationNotFoundError, InputError
-from .limits import check_limit
+from .limits import MAX_COUNT, check_limit
 from .listing import metadata_clause
 from .model import Page
 from .schema import MARK
@@ -151,7 +151,7 @@ def _engine(conn: sa.Connection, terms: list[Term]) -> _Engine:
 def _decode(cursor: str | None, query: str) -> int:
     def accept(key: list[Any]) -> int | None:
         version, q, offset = key
-        return offset if version == 1 and q == query and isinstance(offset, int) and offset >= 0 else None
+        return offset if version == 1 and q == query and isinstance(offset, int) and 0 <= offset <= MAX_COUNT else None
     return 0 if cursor is None else decode_key(cursor, accept, "query")
 
 

@@ -63,7 +63,7 @@ def cli(*args: str, env: dict[str, str] | None = None) -> Any:
 
 def test_truncate_refuses_a_negative_keep(store):
     cid = store.save(chat(6))
-    with pytest.raises(InputError, match="keep must be an integer >= 0, got -1"):
+    with pytest.raises(InputError, match="keep must be an integer from 0 to 2147483647, got -1"):
         store.truncate(cid, -1)
     assert store.load(cid) == chat(6) and store.info(cid).message_count == 6
     assert store.truncate(cid, 10) == 0 and store.truncate(cid, 4) == 2 and store.load(cid) == chat(4)
@@ -73,7 +73,7 @@ def test_truncate_refuses_a_negative_keep_async(store, database_url):
     cid = store.save(chat(6))
 
     async def test(s: AsyncConversationStore) -> None:
-        with pytest.raises(InputError, match="keep must be an integer >= 0"):
+        with pytest.raises(InputError, match="keep must be an integer from 0 to 2147483647"):
             await s.truncate(cid, -3)
         assert (await s.info(cid)).message_count == 6
 
@@ -96,11 +96,12 @@ def test_counts_that_are_not_counts_are_refused(store, database_url):
     for what, fns in calls.items():
         for fn in fns:
             for bad in ("2", 2.0, True, -1) + ((0,) if what == "chunk" else ()):
-                with pytest.raises(InputError, match=f"{what} must be an integer >= {int(what == 'chunk')}, got"):
+                bounds = ">= 1" if what == "chunk" else "from 0 to 2147483647"
+                with pytest.raises(InputError, match=f"{what} must be an integer {bounds}, got"):
                     fn(bad)
 
     async def test(s: AsyncConversationStore) -> None:
-        with pytest.raises(InputError, match="last must be an integer >= 0, got '2'"):
+        with pytest.raises(InputError, match="last must be an integer from 0 to 2147483647, got '2'"):
             await s.load(cid, last="2")
         with pytest.raises(InputError, match="chunk must be an integer >= 1, got 0"):
             [m async for m in s.export(cid, chunk=0)]
@@ -120,7 +121,7 @@ def test_limits_mean_the_same_everywhere(store):
     assert len(store.list_conversations()) == 3 and len(store.find_tool_calls()) == 3
     assert len(store.list_conversations(limit=None)) == 3 and len(store.find_tool_calls(limit=None)) == 3
     for call in (lambda: store.list_conversations(limit=-1), lambda: store.find_tool_calls(limit=-1)):
-        with pytest.raises(InputError, match="limit must be an integer >= 0, got -1"):
+        with pytest.raises(InputError, match="limit must be an integer from 0 to 2147483647, got -1"):
             call()
 
 
@@ -400,3 +401,49 @@ def test_cli_namespace_option_and_environment(tmp_path, database_url, namespace)
     assert shown.exit_code == 0 and "get_weather" in shown.stdout
     other = cli("--db", database_url, "--namespace", namespace + "-other", "show", cid)
     assert isinstance(other.exception, ConvstoreError) and "no conversation" in str(other.exception)
+
+
+# --- found from outside (forty-first session): counts past a query's integer, lookups of None ----------
+
+
+def test_counts_past_a_querys_integer_are_refused(store, database_url):
+    """A ``last`` or ``limit`` beyond PostgreSQL's ``integer`` (SQLite's 64 bits, MariaDB's) is an
+    InputError naming it, not an OverflowError or a driver's error; the largest one works."""
+    cid = store.save(tool_turn(0))
+    calls = {
+        "last": lambda v: store.load(cid, last=v),
+        "limit": [lambda v: store.list_conversations(limit=v), lambda v: store.find_tool_calls(limit=v),
+                  lambda v: store.search("weather", limit=v)],
+    }
+    for what, fns in calls.items():
+        for fn in fns if isinstance(fns, list) else [fns]:
+            for huge in (2**31, 2**63, sys.maxsize, 2**64):
+                with pytest.raises(InputError, match=f"{what} must be an integer from 0 to 2147483647, got {huge}"):
+                    fn(huge)
+    assert store.load(cid, last=2**31 - 1) == tool_turn(0)
+    assert len(store.find_tool_calls(limit=2**31 - 1)) == 1
+
+    async def test(s: AsyncConversationStore) -> None:
+        with pytest.raises(InputError, match="last must be an integer from 0 to 2147483647"):
+            await s.load(cid, last=2**63)
+
+    arun(test, database_url, store.namespace)
+
+
+def test_a_lookup_of_none_is_refused(store, database_url):
+    """``get_tool_call(None)`` and ``conversation_for(None)`` are InputErrors: a query took None for
+    "any" and answered with another call, or a conversation without a key."""
+    store.save(tool_turn(0))
+    store.save(chat(2))
+    with pytest.raises(InputError, match="call_id must be a string, got None"):
+        store.get_tool_call(None)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="key must be a string, got None"):
+        store.conversation_for(None)  # type: ignore[arg-type]
+
+    async def test(s: AsyncConversationStore) -> None:
+        with pytest.raises(InputError, match="call_id must be a string, got None"):
+            await s.get_tool_call(None)  # type: ignore[arg-type]
+        with pytest.raises(InputError, match="key must be a string, got None"):
+            await s.conversation_for(None)  # type: ignore[arg-type]
+
+    arun(test, database_url, store.namespace)

@@ -106,6 +106,8 @@ class _Writer:
         if created is not None:
             head["created_at"] = created
         ident = {} if msg.external_id is None else {"id": msg.external_id}
+        if CARRY_KEY in head["metadata"] and "metadata" in own.get("absent", ()):  # a payload outweighs the spelling
+            own = {**own, "absent": [key for key in own["absent"] if key != "metadata"]}
         self.out.append(finish(ident | head | first, own))
         for body in bodies[1:]:
             self.out.append(head | {"models_usage": None, "metadata": {CARRY_KEY: PART}} | body)
