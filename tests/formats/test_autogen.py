@@ -399,3 +399,17 @@ def test_random_input_only_ever_raises_schema_errors(data):
         convert(data, from_="autogen", to="autogen")
     except SchemaError:
         pass
+
+
+def test_a_result_without_its_request_keeps_what_its_report_says_it_carries():
+    """An execution event with no request before it (MessageFactory loads one) is a text stand-in
+    whose result is carried: the payload is written although the event had no ``metadata`` key (the
+    key's absence, a spelling note, dropped it with the payload in it, while the report said carried)."""
+    event = [{"type": "ToolCallExecutionEvent", "source": "a",
+              "content": [{"content": "r1", "name": "f", "call_id": "x", "is_error": True}]}]
+    losses: list = []
+    out = convert(event, from_="autogen", to="autogen", on_loss=losses.append)
+    assert {(loss.field, loss.action) for loss in losses} == {("tool_result", "carried"), ("role", "carried")}
+    assert "convstore" in out[0]["metadata"]
+    assert read(out, "autogen")[0].content == read(event, "autogen")[0].content
+    assert convert(out, from_="autogen", to="openai") == [{"role": "tool", "tool_call_id": "x", "content": "r1"}]
