@@ -32,6 +32,7 @@ from store.db import VERSION_TABLE, create_engine, head_revision, upgrade
 from store.errors import (
     AmbiguousToolCallError,
     ConvstoreError,
+    DuplicateToolCallError,
     InputError,
     SchemaOutdatedError,
     SchemaTooNewError,
@@ -447,3 +448,21 @@ def test_a_lookup_of_none_is_refused(store, database_url):
             await s.conversation_for(None)  # type: ignore[arg-type]
 
     arun(test, database_url, store.namespace)
+
+
+@pytest.mark.parametrize("call_id", ["a\x00b", "\U000f0000tool-1"], ids=["nul", "escape-mark"])
+def test_an_append_looks_call_ids_up_as_they_are_stored(store, call_id):
+    """A call id with a NUL, or starting with the mark that escapes one, is stored escaped on
+    PostgreSQL: an append looks it up escaped too (it went unescaped: the NUL failed the append, the
+    mark left the result unlinked, the window cut it from its call, a duplicate got past)."""
+    call = {"role": "assistant", "content": None,
+            "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+    result = {"role": "tool", "tool_call_id": call_id, "content": "the result"}
+    cid = store.save([{"role": "user", "content": "hi"}])
+    store.append(cid, [call])
+    store.append(cid, [result])
+    record = store.get_tool_call(call_id, conversation_id=cid)
+    assert (record.status, record.result, record.call_position, record.result_position) == ("answered", "the result", 1, 2)
+    assert store.load(cid, last=1) == [call, result]
+    with pytest.raises(DuplicateToolCallError):
+        store.append(cid, [call])
