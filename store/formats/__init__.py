@@ -29,7 +29,7 @@ from . import (
     qwen,
     vercel_ai,
 )
-from ._common import Loss, Losses, StandIn, validated
+from ._common import Loss, Losses, StandIn, report_block_extras, validated
 from ._ids import fill_call_ids, missing_ids
 
 __all__ = ["FORMATS", "Format", "Loss", "Losses", "convert", "detect", "get_format", "read", "write"]
@@ -174,6 +174,11 @@ NEEDS_CALL_IDS = frozenset({"openai", "openai-responses", "anthropic", "docent"}
 """Targets whose results find their call by a non-empty id: empty ids get one (``_ids``)."""
 
 
+CARRIES_BLOCK_NOTES = frozenset({"qwen", "autogen", "agentscope", "agentscope2", "agent-framework", "docent"})
+"""Targets whose extension field carries other formats' block notes; the others drop them, reported
+(``_common.report_block_extras``)."""
+
+
 def write(messages: list[Writable], format: str, *, strict: bool = False, first: int = 0) -> tuple[Any, Losses]:
     """Canonical messages in ``format``, with what could not be expressed there (``first``: the
     index of ``messages[0]`` in its conversation, when they are a part of it). Plain ones
@@ -185,7 +190,10 @@ def write(messages: list[Writable], format: str, *, strict: bool = False, first:
             messages = canonical(messages)
         if fmt.name in NEEDS_CALL_IDS and missing_ids(messages):
             messages = fill_call_ids(canonical(messages), losses, first)
-        return fmt.from_canonical(messages, losses), losses
+        value = fmt.from_canonical(messages, losses)
+        if fmt.name not in CARRIES_BLOCK_NOTES:
+            report_block_extras(messages, losses, fmt.name)
+        return value, losses
     except (RecursionError, ValueError, UnicodeError, OverflowError) as exc:
         raise _input_error(exc, f"cannot write {format}") from None
 

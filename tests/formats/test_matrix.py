@@ -22,7 +22,7 @@ import pytest
 
 from store import FORMATS
 from store.errors import LossError
-from store.formats import Loss, detect, read, write
+from store.formats import CARRIES_BLOCK_NOTES, Loss, detect, read, write
 from store.model import Message, ReasoningBlock, RefusalBlock, TextBlock, ToolCallBlock, ToolResultBlock
 
 from ..conformance import envs
@@ -173,3 +173,45 @@ def test_readme_format_matrix_is_current():
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert markdown() in readme
+
+
+_DROPPING = [(fixture_id, target) for fixture_id in sorted(FIXTURES) for target in FORMATS
+             if target not in CARRIES_BLOCK_NOTES and target != FIXTURES[fixture_id][0]]
+
+
+@pytest.mark.parametrize(("fixture_id", "target"), _DROPPING)
+def test_a_blocks_source_keys_a_target_drops_are_reported(fixture_id, target):
+    """A block's unknown source keys (Anthropic ``cache_control``, a Responses item's ``id`` and
+    ``annotations``, an OpenAI image's ``detail``) that a target without an extension field cannot
+    write are reported dropped, ``<kind>.extras.<format>.<key>``; they went without a word."""
+    fmt, path = FIXTURES[fixture_id]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    expected = set()
+    for message in read(data, fmt):
+        for block in message.content:
+            parts = [block] + (block.output if isinstance(block, ToolResultBlock) and isinstance(block.output, list)
+                               else [])
+            for part in parts:
+                own = part.extras.get(fmt) or {}
+                for note in ("fields", "inner"):
+                    expected |= {f"{part.kind}.extras.{fmt}.{k}" for k, v in (own.get(note) or {}).items()
+                                 if v not in (None, [], {}) and not (fmt == "openai-responses" and k == "type")}
+    _, losses = write(read(data, fmt), target)
+    reported = {loss.field for loss in losses}
+    whole = {loss.field for loss in losses if loss.action == "dropped"}
+    assert {f for f in expected if f.split(".")[0] not in whole} <= reported
+    if expected - reported:  # a block dropped whole says so once
+        assert {f.split(".")[0] for f in expected - reported} <= whole
+
+
+def test_strict_refuses_a_blocks_source_keys_it_would_drop():
+    items = [{"role": "user", "content": "museums?"},
+             {"type": "function_call", "id": "fc_1", "status": "completed", "call_id": "a", "name": "f",
+              "arguments": "{}"},
+             {"type": "function_call_output", "call_id": "a", "output": "r"}]
+    with pytest.raises(LossError, match=r"tool_call\.extras\.openai-responses\.id dropped"):
+        write(read(items, "openai-responses"), "openai", strict=True)
+    image = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://e.x/y.png",
+                                                                              "detail": "high"}}]}]
+    with pytest.raises(LossError, match=r"image\.extras\.openai\.detail dropped"):
+        write(read(image, "openai"), "openai-responses", strict=True)
