@@ -179,3 +179,25 @@ def test_a_tool_messages_own_fields_are_reported_when_dropped():
     assert value[1] == {"role": "tool", "tool_call_id": "c1", "content": "ok"}
     lost = {(loss.index, loss.field) for loss in losses}
     assert {(1, "external_id"), (1, "created_at"), (1, "metadata"), (1, "extras.langchain.artifact")} <= lost
+
+
+def test_a_result_of_another_format_goes_right_after_its_call():
+    """AgentChat lets another agent speak between a call and its execution; OpenAI refuses any message
+    between an assistant's tool calls and their tool messages: the results move up, reported approximated.
+    OpenAI's own messages are written where they stood (a same-format round trip is exact)."""
+    events = [{"type": "ToolCallRequestEvent", "source": "a", "content": [
+                  {"id": "c1", "arguments": "{}", "name": "f"}, {"id": "c2", "arguments": "{}", "name": "f"}]},
+              {"type": "TextMessage", "source": "b", "content": "interjection"},
+              {"type": "ToolCallExecutionEvent", "source": "a",
+               "content": [{"content": "r1", "name": "f", "call_id": "c1", "is_error": False}]},
+              {"type": "ToolCallExecutionEvent", "source": "a",
+               "content": [{"content": "r2", "name": "f", "call_id": "c2", "is_error": False}]}]
+    losses: list = []
+    out = convert(events, from_="autogen", to="openai", on_loss=losses.append)
+    assert [(m["role"], m.get("tool_call_id"), m.get("content")) for m in out] == [
+        ("assistant", None, None), ("tool", "c1", "r1"), ("tool", "c2", "r2"), ("assistant", None, "interjection")]
+    assert [(loss.index, loss.field, loss.action) for loss in losses if loss.field == "tool_result"] == [
+        (2, "tool_result", "approximated"), (3, "tool_result", "approximated")]
+    as_they_stood = convert(events, from_="autogen", to="openai", on_loss=lambda _: None)
+    assert convert(as_they_stood[:1] + as_they_stood[3:] + as_they_stood[1:3], from_="openai", to="openai") == \
+        as_they_stood[:1] + as_they_stood[3:] + as_they_stood[1:3]

@@ -230,22 +230,58 @@ _NONE: dict[str, Any] = {}  # read only
 
 def from_canonical(messages: list[Message | Plain], losses: Losses) -> list[dict[str, Any]]:
     """Canonical messages as OpenAI Chat Completions message dicts (plain ones among them)."""
-    out: list[dict[str, Any]] = []
+    out = _Placed()
     called: set[str] = set()
     for index, msg in enumerate(messages):
-        if msg.__class__ is Plain:
-            out.append(_plain_out(msg, index, losses))  # type: ignore[arg-type]
-        else:
-            out.extend(_message_out(msg, index, losses))  # type: ignore[arg-type]
-        for block in msg.content:
-            if block.kind == "tool_call":
-                called.add(block.call_id)
-            elif block.kind == "tool_result" and block.call_id not in called:
-                losses.add(index, "tool_result", "approximated", f"answers no call before it ({block.call_id!r}): "
+        items = [_plain_out(msg, index, losses)] if msg.__class__ is Plain else _message_out(msg, index, losses)  # type: ignore[arg-type]
+        results = [b.call_id for b in msg.content if b.kind == "tool_result"]
+        for call_id in results:
+            if call_id not in called:
+                losses.add(index, "tool_result", "approximated", f"answers no call before it ({call_id!r}): "
                            "written where it stood, as a tool message the API refuses without its call")
-    return out
+        if not out.place(items, results, msg.source_format != NAME):
+            losses.add(index, "tool_result", "approximated",
+                       "moved right after its call: the API refuses other messages between them")
+        calls = [b.call_id for b in msg.content if b.kind == "tool_call"]
+        called.update(calls)
+        out.opened(calls)
+    return out.items
+
+
+class _Placed:
+    """The output, and where each call's run (its assistant message and the tool messages answering it
+    so far) ends: a result of another format that other messages have come between goes there (one of
+    OpenAI's own is written where it stood, so that a same-format round trip is exact)."""
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+        self.ends: dict[str, int] = {}  # call id -> the index just after its run
+
+    def place(self, items: list[dict[str, Any]], results: list[str], movable: bool) -> bool:
+        """Add one message's items (its tool messages first); False where its results were moved."""
+        runs = [self.ends[c] for c in results if c in self.ends]
+        end, size = (max(runs) if runs else None), len(self.items)
+        lead = sum(1 for item in items if item.get("role") == "tool") if runs else 0
+        if end is None or end == size or not movable or not lead:
+            self.items += items
+            if end == size:  # its results continue the run
+                self._grow(end, lead)
+            return True
+        self.items[end:end] = items[:lead]
+        self.items += items[lead:]
+        self._grow(end, lead)
+        return False
+
+    def _grow(self, at: int, by: int) -> None:
+        for call_id, end in self.ends.items():
+            if end >= at:
+                self.ends[call_id] = end + by
+
+    def opened(self, calls: list[str]) -> None:
+        for call_id in calls:
+            self.ends[call_id] = len(self.items)
 
 
 write_message = _message_out
-"""One message's items: ``from_canonical`` is their concatenation (``store.docs``); only a
-result answering no call before it is reported in a list and not alone."""
+"""One message's items: ``from_canonical`` is their concatenation (``store.docs``) for messages of this
+format; only a result answering no call before it is reported in a list and not alone."""
