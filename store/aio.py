@@ -240,6 +240,14 @@ class AsyncConversationStore(StoreBase):
                             **fields)
         return conversation_id
 
+    async def save_many(self, conversations: Iterable[tuple[Any, dict[str, Any]]], format: str | None = None, *,
+                        progress: Callable[[int], None] | None = None) -> list[str]:
+        """Store several new conversations in one transaction, all or none; see
+        :meth:`store.ConversationStore.save_many`."""
+        planned = self._planned(conversations, format)
+        await self._run(True, ops.save_many, planned, progress=progress)
+        return [conversation_id for conversation_id, _, _ in planned]
+
     async def update(self, conversation_id: str, *, title: str | None = listing.UNSET,
                      metadata: dict[str, Any] | None = listing.UNSET, tags: Iterable[str] | None = listing.UNSET,
                      expires_at: datetime | None = listing.UNSET) -> ConversationInfo:

@@ -115,7 +115,8 @@ def import_(
 ) -> None:
     """Store each file as a new conversation (or append to one); print the conversation ids.
 
-    Every file is read and validated before anything is written: a bad file writes nothing.
+    Every file is read and validated before anything is written, and all are written in one
+    transaction: a bad file writes nothing, the files before it included.
     A single JSON Lines file is streamed (read, checked and written chunk by chunk, in one
     transaction), so its size is not bounded by memory.
     """
@@ -133,15 +134,16 @@ def import_(
             raise InputError(f"{_display(name)}: {exc}") from None
     total = sum(len(messages) for _, messages in batches)
     with ctx.obj.store() as s, render.progress(total, "importing", err) as advance:
-        for name, messages in batches:
-            if conversation:
-                s.append(conversation, messages, format="canonical", progress=advance)
-                cid = conversation
-            else:
-                source = messages[0].source_format if messages else None
-                cid = s.save(messages, format="canonical", title=title or Path(name).stem,
-                             source_format=source, progress=advance, tags=tag)
-            out.print(cid, highlight=False)
+        if conversation:  # the files' messages in one append: all or nothing
+            s.append(conversation, [m for _, messages in batches for m in messages], format="canonical",
+                     progress=advance)
+            ids = [conversation] * len(batches)
+        else:
+            ids = s.save_many([(messages, {"title": title or Path(name).stem, "tags": tag,
+                                           "source_format": messages[0].source_format if messages else None})
+                               for name, messages in batches], format="canonical", progress=advance)
+    for cid in ids:
+        out.print(cid, highlight=False)
 
 
 def _import_stream(ctx: typer.Context, name: str, total: int, messages: Iterator[Any], *, format: str,

@@ -327,6 +327,13 @@ def save(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence
     insert(conn, scope, conversation_id, msgs, first_seq=0, fresh=True, progress=progress)
 
 
+def save_many(conn: sa.Connection, scope: Scope, planned: Sequence[tuple[str, Sequence[Writable], dict[str, Any]]], *,
+              progress: Callable[[int], None] | None) -> None:
+    """Several new conversations, ``(id, msgs, fields)`` each, in the caller's one transaction."""
+    for conversation_id, msgs, fields in planned:
+        save(conn, scope, conversation_id, msgs, progress=progress, **fields)
+
+
 def append(conn: sa.Connection, scope: Scope, conversation_id: str, msgs: Sequence[Writable], *,
            progress: Callable[[int], None] | None) -> None:
     """``msgs`` at the end of the conversation, its row locked meanwhile."""

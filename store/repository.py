@@ -142,6 +142,17 @@ class ConversationStore(StoreBase):
                            progress=progress, **fields)
         return conversation_id
 
+    def save_many(self, conversations: Iterable[tuple[Any, dict[str, Any]]], format: str | None = None, *,
+                  progress: Callable[[int], None] | None = None) -> list[str]:
+        """Store several new conversations in one transaction, all or none; their ids, in order.
+        Each is ``(messages, fields)``, ``fields`` being :meth:`save`'s keywords (``title``,
+        ``metadata``, ``source_format``, ``tags``, ``expires_at``). Every one is read and checked
+        before any is written."""
+        planned = self._planned(conversations, format)
+        with paused_gc():
+            self._transact(ops.save_many, planned, progress=progress)
+        return [conversation_id for conversation_id, _, _ in planned]
+
     def _store(self, operation: Callable[..., Any], conversation_id: str, messages: Any, format: str | None,
                **kwargs: Any) -> None:
         """``operation`` on ``messages`` read from ``format``, in one pause of the collector from

@@ -3,7 +3,7 @@ share around the SQL of :mod:`store.operations`: settings, reading input, writin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -17,12 +17,15 @@ from .formats._common import validate
 from .gcpause import paused_gc
 from .lean import Writable
 from .limits import Limits, check_metadata, check_source_format, check_text
+from .codec import new_id
 from .model import MESSAGES, Message
 from .operations import Scope
 
 DEFAULT_URL = "sqlite:///convstore.db"
 DEFAULT_NAMESPACE = "default"
 NAMESPACE_CHARS, KEY_CHARS, TITLE_CHARS = 128, 255, 500  # their columns' lengths (store.schema)
+_SAVED_FIELDS = frozenset({"title", "metadata", "source_format", "tags", "expires_at"})
+"""A conversation's own fields that ``save_many`` takes, as ``save``'s keywords."""
 
 
 class StoreBase:
@@ -78,6 +81,20 @@ class StoreBase:
             if format == "openai" and messages.__class__ is list:  # its plain items checked as they are read
                 return onepass.read(messages, self.limits)
             return docs.read(messages, format)
+
+    def _planned(self, conversations: Iterable[tuple[Any, dict[str, Any]]], format: str | None,
+                 ) -> list[tuple[str, Sequence[Writable], dict[str, Any]]]:
+        """``save_many``'s conversations, every one read and checked before any is written: its id, its
+        messages and its own fields."""
+        planned = []
+        for index, (messages, given) in enumerate(conversations):
+            if unknown := given.keys() - _SAVED_FIELDS:
+                raise InputError(f"conversation {index}: unknown fields {sorted(unknown)} "
+                                 f"(a conversation takes {', '.join(sorted(_SAVED_FIELDS))})")
+            fields = self._fields(**{key: given.get(key) for key in ("title", "metadata", "tags", "expires_at")})
+            fields["source_format"] = self._source_format(format, given.get("source_format"))
+            planned.append((new_id(), self._canonical(messages, format), fields))
+        return planned
 
     def _new_messages(self, messages: Any, format: str | None, conversation_id: str) -> Sequence[Writable] | fused.Rows:
         """What a save of ``messages`` as the new conversation ``conversation_id`` writes: an OpenAI list's

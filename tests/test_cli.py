@@ -198,3 +198,23 @@ def test_progress_bar_on_a_terminal_only(tmp_path):
         output += chunk
     os.waitpid(pid, 0)
     assert b"importing" in output
+
+
+def test_an_import_of_several_files_writes_all_or_nothing(tmp_path, database_url):
+    """A file whose messages the store refuses (a call id used twice, found only as it is written) leaves
+    the files before it unwritten too, as new conversations or appended to one (it left them stored)."""
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(OPENAI_CHAT))
+    call = {"role": "assistant", "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+    bad.write_text(json.dumps([call, {"role": "tool", "tool_call_id": "c1", "content": "ok"}, call]))
+    failed = run("--namespace", "atomic", "import", str(good), str(bad), "--format", "openai", db=database_url)
+    assert failed.returncode == 1 and "already used" in failed.stderr and "Traceback" not in failed.stderr
+    assert run("--namespace", "atomic", "list", "--json", db=database_url).stdout.strip() == "[]"
+    cid = run("--namespace", "atomic", "import", str(good), "--format", "openai", db=database_url).stdout.strip()
+    failed = run("--namespace", "atomic", "import", str(good), str(bad), "--conversation", cid, "--format", "openai",
+                 db=database_url)
+    assert failed.returncode == 1
+    assert json.loads(run("--namespace", "atomic", "export", cid, "--format", "openai", db=database_url).stdout) == OPENAI_CHAT
+    both = run("--namespace", "atomic", "import", str(good), str(good), "--format", "openai", db=database_url)
+    assert both.returncode == 0 and len(both.stdout.split()) == 2

@@ -466,3 +466,28 @@ def test_an_append_looks_call_ids_up_as_they_are_stored(store, call_id):
     assert store.load(cid, last=1) == [call, result]
     with pytest.raises(DuplicateToolCallError):
         store.append(cid, [call])
+
+
+def test_save_many_writes_every_conversation_or_none(store, database_url):
+    """``save_many``: several new conversations in one transaction (the command line's import of
+    several files): a conversation the store refuses as it is written leaves none of them."""
+    call = {"role": "assistant", "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+    twice = [call, {"role": "tool", "tool_call_id": "c1", "content": "ok"}, call]
+    with pytest.raises(DuplicateToolCallError):
+        store.save_many([(chat(4), {"title": "first"}), (twice, {})])
+    assert store.list_conversations() == []
+    with pytest.raises(InputError, match=r"conversation 1: unknown fields \['titel'\]"):
+        store.save_many([(chat(4), {}), (chat(2), {"titel": "typo"})])
+    ids = store.save_many([(chat(4), {"title": "first", "tags": ["a"]}), (tool_turn(1), {"metadata": {"k": 1}})])
+    assert [store.load(cid) for cid in ids] == [chat(4), tool_turn(1)]
+    assert (store.info(ids[0]).title, store.info(ids[0]).tags, store.info(ids[1]).metadata) == ("first", ["a"], {"k": 1})
+
+    async def test(s: AsyncConversationStore) -> None:
+        with pytest.raises(DuplicateToolCallError):
+            await s.save_many([(chat(2), {}), (twice, {})])
+        more = await s.save_many([(chat(2), {"title": "async"})])
+        assert await s.load(more[0]) == chat(2)
+
+    arun(test, database_url, store.namespace)
+    assert len(store.list_conversations()) == 3
