@@ -21,7 +21,7 @@ except ImportError:  # pragma: no cover
 
 from . import io, render, usage as usage_
 from .errors import AmbiguousToolCallError, ConvstoreError, InputError
-from .formats import FORMATS, Loss, convert as convert_messages, detect, read
+from .formats import FORMATS, Loss, convert as convert_messages, detect, read, write as write_messages
 from .model import Page
 from . import search as search_
 from .toolcalls import DEFAULT_PAGE
@@ -209,6 +209,9 @@ def export(
 
 def _export_lines(ctx: typer.Context, conversation_id: str, format: str, output: Optional[Path], strict: bool,
                   losses: list[Loss]) -> None:
+    if not isinstance(write_messages([], format)[0], list):  # {system, messages} and the like: no lines
+        raise InputError(f"{format} exports one object, not a list of messages: export it as JSON "
+                         "(without --jsonl, to a file not ending in .jsonl)")
     with ctx.obj.store() as s:
         total = s.info(conversation_id).message_count
         with render.progress(total, "exporting", err) as advance, _binary_out(output) as sink:
@@ -220,14 +223,24 @@ def _export_lines(ctx: typer.Context, conversation_id: str, format: str, output:
 
 @contextmanager
 def _binary_out(output: Optional[Path]) -> Iterator[Any]:
+    """Where a stream goes: standard output, or a file in its folder that becomes ``output`` once the
+    stream is whole (a failure midway leaves a file already there as it was, and makes none)."""
     if output is None:
         yield sys.stdout.buffer
         sys.stdout.buffer.flush()
         return
+    partial = output.with_name(f".{output.name}.{os.getpid()}.partial")
     with _writable(output):
-        f = open(output, "wb")
-    with f:
-        yield f
+        if output.is_dir():
+            raise IsADirectoryError(output)
+        f = open(partial, "wb")
+    try:
+        with f:
+            yield f
+        with _writable(output):
+            os.replace(partial, output)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 @app.command()

@@ -218,3 +218,21 @@ def test_an_import_of_several_files_writes_all_or_nothing(tmp_path, database_url
     assert json.loads(run("--namespace", "atomic", "export", cid, "--format", "openai", db=database_url).stdout) == OPENAI_CHAT
     both = run("--namespace", "atomic", "import", str(good), str(good), "--format", "openai", db=database_url)
     assert both.returncode == 0 and len(both.stdout.split()) == 2
+
+
+def test_a_failed_json_lines_export_leaves_the_file_as_it_was(tmp_path, database_url):
+    """A JSON Lines export is written to a file beside the output and put in its place once whole: a
+    failure (a strict loss, a format of one object) left an existing file empty, or a new one of 0 bytes."""
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(OPENAI_CHAT))
+    cid = run("import", str(source), "--format", "openai", db=database_url).stdout.strip()
+    kept = tmp_path / "kept.jsonl"
+    kept.write_text("precious\n")
+    failed = run("export", cid, "--format", "vercel-ai", "--strict", "-o", str(kept), db=database_url)
+    assert failed.returncode == 1 and kept.read_text() == "precious\n"
+    one_object = run("export", cid, "--format", "anthropic", "-o", str(tmp_path / "new.jsonl"), db=database_url)
+    assert one_object.returncode == 1 and "export it as JSON (without --jsonl" in one_object.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["chat.json", "kept.jsonl"]
+    done = run("export", cid, "--format", "openai", "-o", str(kept), db=database_url)
+    assert done.returncode == 0 and [json.loads(line) for line in kept.read_text().splitlines()] == OPENAI_CHAT
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["chat.json", "kept.jsonl"]

@@ -510,12 +510,15 @@ def report_block_extras(messages: Sequence[Any], losses: Losses, target: str) ->
     """Report, per message, the source keys in other formats' block extras (:func:`lost_block_extras`),
     which a ``target`` without an extension field drops; not for a block the writer reported dropped."""
     dropped = {(loss.index, loss.field) for loss in losses if loss.action == "dropped"}
+    reported = len(losses)
     for index, msg in enumerate(messages):
         if not isinstance(msg, Message):  # a plain message (store.lean): no block notes
             continue
         for name in dict.fromkeys(lost_block_extras(msg, target)):
             if (index, name.split(".", 1)[0]) not in dropped:
                 losses.add(index, name, detail="a field of another format")
+    if len(losses) > reported:  # the report in message order, as the writer made it
+        losses.items.sort(key=lambda loss: loss.index)
 
 
 def merge_own(out: dict[str, Any], extras: dict[str, Any], inner: str | None = None, *, fmt: str) -> dict[str, Any]:
