@@ -319,7 +319,7 @@ def _meta(pairs: list[str]) -> dict[str, Any]:
         if not sep or not key:
             raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--meta")
         parsed: Any = {"true": True, "false": False}.get(value, value)
-        if value.lstrip("-").isdigit():
+        if value.lstrip("-").isascii() and value.lstrip("-").isdigit():  # not "²": int() refuses it
             parsed = int(value)
         elif value.startswith('"') and value.endswith('"') and len(value) > 1:
             parsed = value[1:-1]
@@ -454,8 +454,10 @@ def run() -> None:
         if isinstance(code, int):
             sys.exit(code)
     except UsageError as exc:
-        where = " ".join(["convstore", *exc.ctx.command_path.split()[1:]]) if exc.ctx is not None else "convstore"
-        hint = f" (see `{where} --help`)"
+        if not exc.format_message():  # no command given: the help it printed says it all
+            sys.exit(2)
+        sub = exc.ctx.command_path[len(exc.ctx.find_root().command_path):].split() if exc.ctx is not None else []
+        hint = f" (see `{' '.join(['convstore', *sub])} --help`)"  # also under `python -m store`
         err.print(f"[red]error:[/] {exc.format_message()}{hint}", highlight=False)
         sys.exit(2)
     except ConvstoreError as exc:

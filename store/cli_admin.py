@@ -23,8 +23,13 @@ _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks
 def _age(value: str) -> timedelta | datetime:
     """``30d``, ``12h``, ``90m``, ``2w``, ``45s``; or a date or time (ISO 8601, UTC unless it says)."""
     number, unit = value[:-1], value[-1:]
-    if number.isdigit() and unit in _UNITS:
-        return timedelta(**{_UNITS[unit]: int(number)})
+    if number.isascii() and number.isdigit() and unit in _UNITS:  # not "²d": int() refuses what isdigit takes
+        try:
+            age = timedelta(**{_UNITS[unit]: int(number)})
+            datetime.now() - age  # an age before year 1 is no age either
+            return age
+        except OverflowError:
+            raise typer.BadParameter(f"{value!r} is older than any date", param_hint="--older-than") from None
     try:
         return datetime.fromisoformat(value)
     except ValueError:
@@ -71,7 +76,7 @@ def demo(
 def serve(
     ctx: typer.Context,
     host: str = typer.Option("127.0.0.1", help="Address to bind (loopback by default)."),
-    port: int = typer.Option(8765, help="Port to listen on."),
+    port: int = typer.Option(8765, min=1, max=65535, help="Port to listen on."),
     namespace: Optional[str] = typer.Option(None, "--namespace", metavar="NAME",
                                             help="The tenant to show (default: the global --namespace)."),
     allow_remote: bool = typer.Option(False, "--allow-remote",

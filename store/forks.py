@@ -44,7 +44,8 @@ def fork(conn: sa.Connection, scope: Scope, conversation_id: str, new_id: str, a
         raise InputError(
             f"a fork at message {at} of conversation {parent.id} would start inside pending tool calls "
             f"({', '.join(open_calls[:5])}): their results come later or not at all; fork at another "
-            "message, or pass allow_pending=True to answer them in the fork")
+            "message, or allow them (allow_pending=True; on the command line --allow-pending) to answer "
+            "them in the fork")
     if key is not None and by_key(conn, scope, key) is not None:
         raise InputError(f"key {key!r} already names a conversation in namespace {scope.namespace!r}")
     inherited = listing.tags_of(conn, [parent.id]).get(parent.id, []) if tags is listing.UNSET else tags

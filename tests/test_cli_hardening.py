@@ -136,3 +136,27 @@ def test_interrupt_says_so(tmp_path):
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["prune", "--older-than", "999999999d", "--dry-run"], "older than any date"),
+    (["prune", "--older-than", "99999999999999s", "--dry-run"], "older than any date"),
+    (["prune", "--older-than", "\u00b2d", "--dry-run"], "is neither an age"),  # isdigit takes it, int() not
+    (["prune", "--older-than", "\uff10d", "--dry-run"], "is neither an age"),  # a full-width zero
+    (["list", "--meta", "a=\u00b2"], None),  # text, not a number
+    (["serve", "--port", "99999"], "65535"),
+])
+def test_odd_numbers_are_usage_errors_not_internal_ones(tmp_path, args, message):
+    result = run(*args, db=str(tmp_path / "odd.db"))
+    if message is None:
+        assert result.returncode == 0, result.stderr
+    else:
+        assert message in _one_line_error(result, code=2)
+
+
+def test_no_command_prints_the_help_alone():
+    result = run()
+    assert result.returncode == 2 and "Usage" in result.stdout and result.stderr.strip() == ""
+    nested = subprocess.run([str(CONVSTORE.with_name("python")), "-m", "store", "export"], capture_output=True,
+                            text=True, timeout=120)
+    assert "(see `convstore export --help`)" in nested.stderr
