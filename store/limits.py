@@ -135,16 +135,16 @@ def _anything(_: Any) -> None:
     return None
 
 
-def check_input(messages: Any, format: str) -> None:
+def check_input(messages: Any, format: str, first: int = 0) -> None:
     """Refuse input nested deeper than :data:`MAX_DEPTH` or holding lone surrogates,
-    naming the message."""
+    naming the message (``first``: the index of a chunk's first message in its stream)."""
     if json_problem(messages) is None:
         return
     items = messages.get("messages") if isinstance(messages, dict) else messages
     if isinstance(items, list):
         for index, item in enumerate(items):
             if (why := json_problem(item)) is not None:
-                raise InputError(f"invalid {format} input: message {index}: {why}")
+                raise InputError(f"invalid {format} input: message {first + index}: {why}")
     raise InputError(f"invalid {format} input: {json_problem(messages)}")
 
 

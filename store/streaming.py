@@ -20,8 +20,10 @@ import sqlalchemy as sa
 from . import docs
 from .chains import chain_for
 from .formats import detect, get_format, read
+from .formats._common import validate
 from .lean import Writable
-from .model import Message
+from .limits import check_input
+from .model import MESSAGES
 from .operations import Scope, messages_t, require
 
 CHUNK = 5000
@@ -37,6 +39,15 @@ def chunked(items: Iterable[Any], size: int | None = None) -> Iterator[list[Any]
         yield chunk
 
 
+def _checked(chunks: Iterator[list[Any]], format: str) -> Iterator[list[Any]]:
+    """The chunks, each refused as ``read`` refuses a whole list (:func:`~store.limits.check_input`)."""
+    first = 0
+    for chunk in chunks:
+        check_input(chunk, format, first)
+        first += len(chunk)
+        yield chunk
+
+
 def read_chunks(messages: Iterable[Any], format: str, size: int | None = None) -> Iterator[list[Writable]]:
     """Canonical messages from ``messages`` (any iterable, read lazily) in chunks, for a write
     (``docs.read``'s batches where the format reads item by item).
@@ -47,17 +58,19 @@ def read_chunks(messages: Iterable[Any], format: str, size: int | None = None) -
         it = iter(messages)
         head = list(islice(it, size))
         format, messages = detect(head), chain(head, it)
-    if format == "canonical":
+    if format == "canonical":  # Message objects pass as they are; dicts are validated, errors located
+        first = 0
         for chunk in chunked(messages, size):
-            yield [m if isinstance(m, Message) else Message.model_validate(m) for m in chunk]
+            yield validate(MESSAGES, chunk, "canonical", first)
+            first += len(chunk)
         return
     fmt = get_format(format)
     if fmt.read_fields_stream is not None:  # with documents, and plain items stood in (store.lean)
-        yield from docs.read_stream(chunked(messages, size), fmt)
+        yield from docs.read_stream(_checked(chunked(messages, size), format), fmt)
         return
     stream = fmt.to_canonical_stream
     if stream is not None:
-        yield from stream(chunked(messages, size))
+        yield from stream(_checked(chunked(messages, size), format))
         return
     whole = read(list(messages), format)
     for start in range(0, len(whole), size):

@@ -34,6 +34,7 @@ from store.errors import (
     ConvstoreError,
     DuplicateToolCallError,
     InputError,
+    SchemaError,
     SchemaOutdatedError,
     SchemaTooNewError,
 )
@@ -491,3 +492,22 @@ def test_save_many_writes_every_conversation_or_none(store, database_url):
 
     arun(test, database_url, store.namespace)
     assert len(store.list_conversations()) == 3
+
+
+def test_a_streamed_write_refuses_what_a_list_refuses_with_the_same_error(store):
+    """An iterator of messages is checked chunk by chunk as a list is whole: a lone surrogate is an
+    InputError naming the message (a raw TypeError from orjson), a bad canonical dict a SchemaError
+    naming message and field (a raw pydantic ValidationError); nothing is written either way."""
+    bad = [{"role": "user", "content": "ok"},
+           {"role": "assistant", "content": None, "tool_calls": [
+               {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": "\ud800"}'}}]}]
+    cid = store.save(chat(2))
+    for write in (lambda m: store.save(m), lambda m: store.append(cid, m)):
+        for given in (bad, iter(bad)):
+            with pytest.raises(InputError, match="message 1: not valid Unicode"):
+                write(given)
+    canonical = [{"role": "user", "content": [{"kind": "text", "text": "ok"}]}, {"role": "user", "content": [{"kind": "nope"}]}]
+    for given in (canonical, iter(canonical)):
+        with pytest.raises(SchemaError, match=r"message 1, field content\[0\]"):
+            store.save(given, format="canonical")
+    assert len(store.list_conversations()) == 1 and store.load(cid) == chat(2)
