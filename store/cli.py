@@ -70,6 +70,8 @@ def main(
 ) -> None:
     if namespace is None:
         namespace = os.environ.get("CONVSTORE_NAMESPACE") or DEFAULT_NAMESPACE
+    elif not namespace:  # as an empty $CONVSTORE_NAMESPACE is none: not a tenant of its own
+        raise typer.BadParameter("a namespace cannot be empty", param_hint="--namespace")
     ctx.obj = State(db or os.environ.get("CONVSTORE_DB") or DEFAULT_DB, namespace)
 
 
@@ -151,7 +153,10 @@ def _import_stream(ctx: typer.Context, name: str, total: int, messages: Iterator
     if format == "auto" and conversation:
         format = _stored_format(ctx, conversation)
     if format == "auto":  # detected on the first lines, so the conversation records it
-        head = list(islice(messages, 1000))
+        try:
+            head = list(islice(messages, 1000))
+        except InputError as exc:  # a bad line among them
+            raise InputError(f"{_display(name)}: {exc}") from None
         format, messages = _detect(head, name), chain(head, messages)
     with ctx.obj.store() as s, render.progress(total, "importing", err) as advance:
         try:
@@ -252,7 +257,7 @@ def convert(
     strict: bool = typer.Option(False, help="Fail instead of dropping what the format cannot express."),
 ) -> None:
     """Convert a file between formats without a database."""
-    data = io.load(file)
+    data = io.single_message_as_list(io.load(file))  # one message, as import takes it
     losses: list[Loss] = []
     source = _detect(data, file) if from_ == "auto" else from_
     value = convert_messages(data, from_=source, to=to, strict=strict, on_loss=losses.append)

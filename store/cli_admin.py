@@ -116,6 +116,11 @@ def db_upgrade(ctx: typer.Context, revision: str = typer.Argument("head")) -> No
 def db_current(ctx: typer.Context) -> None:
     """Print the database's schema revision (and the one this convstore needs)."""
     with _engine(ctx) as engine:
+        url = engine.url
+        if url.get_backend_name() == "sqlite" and url.database and not url.database.startswith("file:") \
+                and url.database != ":memory:" and not Path(url.database).exists():  # looked at, not made
+            out.print(f"current: none (no file {url.database})  head: {db.head_revision()}")
+            return
         out.print(f"current: {db.current_revision(engine) or 'none'}  head: {db.head_revision()}")
 
 

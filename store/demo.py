@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from importlib import resources
 from typing import Any
 
@@ -11,7 +12,7 @@ from rich.table import Table
 
 from . import render
 from .formats import FORMATS, Loss
-from .repository import ConversationStore
+from .repository import DEFAULT_NAMESPACE, ConversationStore
 
 
 SAMPLE = "convstore_sample"
@@ -40,11 +41,12 @@ def run(url: str, namespace: str, console: Console) -> None:
         first_format, first_id = next(iter(stored.items()))
         _lookup(store, first_id, console)
         _replay(store, first_format, first_id, console)
-    console.print(f"\nExplore it yourself:\n  convstore --db {url} list\n"
-                  f"  convstore --db {url} show {first_id}\n"
-                  f"  convstore --db {url} tool-calls --status answered\n"
-                  f"  convstore --db {url} search weather\n"
-                  f"  convstore --db {url} serve      (in a browser: pip install 'convstore\\[serve]')")
+    where = f"--db {url}" + ("" if namespace == DEFAULT_NAMESPACE else f" --namespace {shlex.quote(namespace)}")
+    console.print(f"\nExplore it yourself:\n  convstore {where} list\n"
+                  f"  convstore {where} show {first_id}\n"
+                  f"  convstore {where} tool-calls --status answered\n"
+                  f"  convstore {where} search weather\n"
+                  f"  convstore {where} serve      (in a browser: pip install 'convstore\\[serve]')")
 
 
 def _import(store: ConversationStore, console: Console) -> dict[str, str]:

@@ -160,3 +160,31 @@ def test_no_command_prints_the_help_alone():
     nested = subprocess.run([str(CONVSTORE.with_name("python")), "-m", "store", "export"], capture_output=True,
                             text=True, timeout=120)
     assert "(see `convstore export --help`)" in nested.stderr
+
+
+def test_convert_takes_one_message_as_import_does(tmp_path):
+    one = tmp_path / "one.jsonl"
+    one.write_text('{"role": "user", "content": "hi"}\n')
+    result = run("convert", str(one), "--from", "openai", "--to", "anthropic")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"messages": [{"role": "user", "content": "hi"}]}
+
+
+def test_a_bad_line_names_its_file_also_when_the_format_is_detected(tmp_path):
+    lines = tmp_path / "s.jsonl"
+    lines.write_text('{"role": "user", "content": "a"}\n{"role": "assistant", "content": "\\ud800"}\n')
+    assert f"{lines}: invalid JSON Lines at line 2" in _one_line_error(run("import", str(lines), db=str(tmp_path / "a.db")))
+
+
+def test_an_empty_namespace_is_refused_and_the_demo_names_its_own(tmp_path):
+    assert "a namespace cannot be empty" in _one_line_error(run("--namespace", "", "list", db=str(tmp_path / "e.db")),
+                                                           code=2)
+    demo = run("--namespace", "team a", "demo", "--db", str(tmp_path / "d.db"), cwd=tmp_path)
+    assert demo.returncode == 0, demo.stderr
+    assert "--namespace 'team a' show" in demo.stdout
+
+
+def test_db_current_makes_no_file(tmp_path):
+    result = run("db", "current", db=str(tmp_path / "none.db"))
+    assert result.returncode == 0 and "current: none" in result.stdout
+    assert not (tmp_path / "none.db").exists()
