@@ -269,6 +269,8 @@ class _Writer:
                 data["additional_kwargs"]["function_call"] = legacy
         elif kind == "chat":
             data["role"] = msg.source_role if msg.source_role is not None else msg.role
+        elif kind == "system" and msg.source_role is not None:  # as langchain-openai marks a developer message
+            data["additional_kwargs"]["__openai_role__"] = msg.source_role
         if blocks or not calls or notes:
             self.out.append(_wrap(data, notes))
         if calls and kind != "ai":

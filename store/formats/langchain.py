@@ -381,6 +381,12 @@ class _Reader:
         for key in ("additional_kwargs", "response_metadata"):
             if m.get(key):
                 notes[key] = dict(m[key])
+        # langchain-openai's mark of a developer message, which LangChain reads as a system message
+        role = notes.get("additional_kwargs", {}).pop("__openai_role__", None) if kind == "system" else None
+        if role is not None and not isinstance(role, str):  # not a role: kept where it was
+            notes["additional_kwargs"]["__openai_role__"], role = role, None
+        if notes.get("additional_kwargs") == {}:
+            notes.pop("additional_kwargs")
         model = notes.get("response_metadata", {}).pop("model_name", None)
         if model is not None and not isinstance(model, str):  # not a model name: kept where it was
             notes["response_metadata"]["model_name"], model = model, None
@@ -388,6 +394,8 @@ class _Reader:
             notes.pop("response_metadata")
         out: dict[str, Any] = {"role": _ROLES.get(kind), "name": m.get("name"), "external_id": m.get("id"),
                                "model": model, "source_format": NAME, "source_type": kind}
+        if role is not None:
+            out["source_role"] = role
         if kind == "ai":
             blocks = self._calls(m, blocks)
             if (legacy := self._legacy_call(notes.get("additional_kwargs", {}), index)) is not None:

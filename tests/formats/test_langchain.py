@@ -149,3 +149,19 @@ chat = st.builds(lambda c, r: _data("chat", c, role=r), content, st.text(max_siz
 @given(st.lists(human | system | ai | tool | chat, min_size=1, max_size=6))
 def test_any_langchain_list_round_trips_exactly(data):
     assert _roundtrip(data) == data
+
+
+def test_a_developer_message_keeps_its_role_as_langchain_openai_marks_it():
+    """An OpenAI developer message is a SystemMessage marked ``additional_kwargs.__openai_role__``
+    (langchain-openai's mark), and one so marked reads back as a developer message: the role went
+    without a word (system, reported lossless)."""
+    from store import convert
+
+    chat = [{"role": "developer", "content": "be brief"}, {"role": "system", "content": "sys"},
+            {"role": "user", "content": "hi"}]
+    losses: list = []
+    messages = convert(chat, from_="openai", to="langchain", on_loss=losses.append)
+    assert losses == []
+    assert [m["data"]["additional_kwargs"] for m in messages[:2]] == [{"__openai_role__": "developer"}, {}]
+    assert convert(messages, from_="langchain", to="openai") == chat
+    assert convert(messages, from_="langchain", to="langchain") == messages
