@@ -30,7 +30,7 @@ from . import (
     vercel_ai,
 )
 from ._common import Loss, Losses, StandIn, report_block_extras, validated
-from ._ids import fill_call_ids, missing_ids
+from ._ids import UNIQUE_CALL_IDS, fill_call_ids, missing_ids, repeated_ids
 
 __all__ = ["FORMATS", "Format", "Loss", "Losses", "convert", "detect", "get_format", "read", "write"]
 
@@ -188,8 +188,9 @@ def write(messages: list[Writable], format: str, *, strict: bool = False, first:
     try:
         if not fmt.takes_plain:
             messages = canonical(messages)
-        if fmt.name in NEEDS_CALL_IDS and missing_ids(messages):
-            messages = fill_call_ids(canonical(messages), losses, first)
+        if fmt.name in NEEDS_CALL_IDS and (missing_ids(messages) or (fmt.name in UNIQUE_CALL_IDS
+                                                                      and repeated_ids(messages, fmt.name))):
+            messages = fill_call_ids(canonical(messages), losses, first, fmt.name)
         value = fmt.from_canonical(messages, losses)
         if fmt.name not in CARRIES_BLOCK_NOTES:
             report_block_extras(messages, losses, fmt.name)

@@ -260,7 +260,7 @@ def test_export_regroups_for_the_api():
 @pytest.mark.parametrize("ids, answers, lossy", [
     (["a", "b"], ["a", "b"], False),  # each call answered in order, and nothing else: the short way
     (["a", "b"], ["b", "a"], False),  # another order: kept
-    (["a", "a"], ["a", "a"], True),  # a call id twice: the second result answers nothing
+    (["a", "a"], ["a", "a"], True),  # a call id twice: the second call and its result get one of their own
     (["a", "b"], ["a"], True),  # one unanswered
     (["a"], ["a", "z"], True),  # one answering nothing
 ])
@@ -271,6 +271,8 @@ def test_results_answer_the_calls_before_them(ids, answers, lossy):
             *(Message(role="tool", content=[ToolResultBlock(call_id=a, output=f"out {a}")]) for a in answers)]
     value, losses = write(msgs, "anthropic")
     results = value["messages"][2]["content"]
+    if ids == ["a", "a"]:  # as sent (test_a_call_id_used_twice_gets_one_of_its_own_with_its_result)
+        ids, answers = ["a", "call_1_1"], ["a", "call_1_1"]
     answered = [p["tool_use_id"] for p in results if p["type"] == "tool_result" and not p.get("is_error")]
     assert answered == list(dict.fromkeys(a for a in answers if a in ids))  # each call once, as answered
     missing = [p["tool_use_id"] for p in results if p.get("is_error")]
@@ -349,3 +351,32 @@ def test_random_input_only_ever_raises_schema_errors(data):
         convert(data, from_="anthropic", to="anthropic")
     except SchemaError:
         pass
+
+
+def test_a_call_id_used_twice_gets_one_of_its_own_with_its_result():
+    """OpenAI-compatible servers number each turn's calls from call_0: Anthropic refuses a tool_use id
+    used twice. The later call gets an id made up from its place, and so does the result answering it
+    (a result of that id once the first call is answered); both reported approximated."""
+    from store import convert
+
+    def turn(n):
+        return [{"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "call_0", "type": "function", "function": {"name": "f", "arguments": f'{{"c": {n}}}'}}]},
+                {"role": "tool", "tool_call_id": "call_0", "content": f"r{n}"}]
+
+    parallel = [{"role": "user", "content": "q"}, {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_0", "type": "function", "function": {"name": "f", "arguments": '{"c": 1}'}},
+        {"id": "call_0", "type": "function", "function": {"name": "f", "arguments": '{"c": 2}'}}]},
+        {"role": "tool", "tool_call_id": "call_0", "content": "r1"}, {"role": "tool", "tool_call_id": "call_0", "content": "r2"}]
+    for chat in (parallel, [{"role": "user", "content": "q"}, *turn(1), *turn(2)]):
+        losses: list = []
+        out = convert(chat, from_="openai", to="anthropic", on_loss=losses.append)
+        uses = [b["id"] for m in out["messages"] for b in m["content"] if isinstance(b, dict) and b["type"] == "tool_use"]
+        results = [b["tool_use_id"] for m in out["messages"] for b in m["content"]
+                   if isinstance(b, dict) and b["type"] == "tool_result"]
+        assert uses == results == ["call_0", "call_1_1" if chat is parallel else "call_3_0"]
+        assert {(loss.field, loss.action) for loss in losses} == {("tool_call.call_id", "approximated"),
+                                                                  ("tool_result.call_id", "approximated")}
+    same = {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t", "name": "f", "input": {}}, {"type": "tool_use", "id": "t", "name": "f", "input": {}}]}]}
+    assert convert(same, from_="anthropic", to="anthropic") == same  # its own messages as they were
