@@ -66,9 +66,13 @@ class Term:
     words: tuple[str, ...]
     prefix: bool = False
     negated: bool = False
+    token: str | None = None
+    """The term as written where it is one token of words joined by other characters (``node.js``,
+    ``bob@example.com``): PostgreSQL's parser indexes it whole, and finds it so."""
 
 
 _TOKEN = re.compile(r'(-?)"([^"]*)"?|(-?)(\S+)')
+_EDGES = "\"'()[]{},;:!?"  # around a token, not part of it
 _WORD = re.compile(r"\w+")
 
 
@@ -82,7 +86,8 @@ def parse(query: Any) -> list[Term]:
         if text is None:
             text, prefix = match[4], match[4].endswith("*")
         if words := tuple(_WORD.findall(text)):
-            terms.append(Term(words, prefix, negated))
+            joined = len(words) > 1 and not prefix and text.isprintable() and not any(c.isspace() for c in text)
+            terms.append(Term(words, prefix, negated, text.strip(_EDGES) if joined else None))
     if not any(not t.negated for t in terms):
         raise InputError(f"a search needs at least one word to find, got {query!r}")
     return terms
@@ -101,6 +106,9 @@ def _tsquery(terms: list[Term]) -> str:
         if t.prefix:
             words[-1] += ":*"
         text = " <-> ".join(words)
+        if t.token:  # the words in a row, or the token whole as the parser indexes it
+            quoted = t.token.replace("\\", "\\\\").replace("'", "''")
+            text = f"({text}) | '{quoted}'"
         return f"!({text})" if t.negated else f"({text})"
     return " & ".join(phrase(t) for t in terms)
 

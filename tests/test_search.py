@@ -244,3 +244,12 @@ def test_postgresql_matches_by_the_expression_its_index_holds(store, backend):
         compiled = query.compile(conn, compile_kwargs={"literal_binds": True})
         plan = "\n".join(r[0] for r in conn.exec_driver_sql(f"EXPLAIN {compiled}"))
     assert "ix_search_body" in plan, plan
+
+
+def test_a_token_of_joined_words_is_found_on_every_backend(store):
+    """``node.js``, ``main.py``, an e-mail address, a path: PostgreSQL's parser indexes each whole,
+    and a query of its words in a row found nothing there (SQLite and MariaDB split them)."""
+    cid = store.save([{"role": "user", "content": "I use node.js and main.py, mail bob@example.com, see /usr/local/bin"}])
+    for query in ("node.js", "main.py", "bob@example.com", "/usr/local/bin", '"node.js"', "node.js use"):
+        assert [hit.conversation_id for hit in store.search(query)] == [cid], query
+    assert store.search("-node.js use") == []
