@@ -37,6 +37,10 @@ _DEFAULT_DRIVERS = {"postgresql": "postgresql+psycopg", "mysql": "mysql+pymysql"
 _ASYNC_DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+psycopg", "mysql": "mysql+asyncmy",
                   "mariadb": "mariadb+asyncmy"}
 _SYNC_ONLY = {"pysqlite", "pymysql", "mysqldb", "psycopg2"}
+_ASYNC_ONLY = {"aiosqlite": "pysqlite", "asyncpg": "psycopg", "psycopg_async": "psycopg", "asyncmy": "pymysql",
+               "aiomysql": "pymysql"}
+"""An asyncio driver's sync counterpart: the sync store (and the command line) opens the same
+database through it."""
 SQLITE_BUSY_TIMEOUT_S = 60.0
 SQLITE_PAGE_SIZE = 8192
 """For a new SQLite file (an existing one keeps its own). Tables keyed by conversation are
@@ -90,6 +94,8 @@ def normalize_url(url: str | sa.URL, *, asynchronous: bool = False) -> sa.URL:
 def _on_our_drivers(parsed: sa.URL, asynchronous: bool) -> sa.URL:
     if asynchronous and parsed.get_driver_name() in _SYNC_ONLY:
         parsed = parsed.set(drivername=_ASYNC_DRIVERS.get(parsed.get_backend_name(), parsed.drivername))
+    elif not asynchronous and (sync := _ASYNC_ONLY.get(parsed.get_driver_name())) is not None:
+        parsed = parsed.set(drivername=f"{parsed.get_backend_name()}+{sync}")
     parsed = parsed.set(drivername=_DEFAULT_DRIVERS.get(parsed.drivername, parsed.drivername))
     if parsed.get_backend_name() in ("mysql", "mariadb") and "charset" not in parsed.query:
         parsed = parsed.update_query_dict({"charset": "utf8mb4"})

@@ -188,3 +188,16 @@ def test_db_current_makes_no_file(tmp_path):
     result = run("db", "current", db=str(tmp_path / "none.db"))
     assert result.returncode == 0 and "current: none" in result.stdout
     assert not (tmp_path / "none.db").exists()
+
+
+def test_an_asyncio_drivers_url_opens_the_same_database(tmp_path):
+    """The sync store (and so the command line) opens an asyncio driver's URL through that driver's sync
+    counterpart; it was a coroutine never awaited and greenlet's error."""
+    from store.db import normalize_url
+
+    assert [normalize_url(u).drivername for u in ("postgresql+asyncpg://h/d", "postgresql+psycopg_async://h/d",
+                                                  "mysql+asyncmy://h/d", "sqlite+aiosqlite:///a.db")] == [
+        "postgresql+psycopg", "postgresql+psycopg", "mysql+pymysql", "sqlite+pysqlite"]
+    assert normalize_url("postgresql+asyncpg://h/d", asynchronous=True).drivername == "postgresql+asyncpg"
+    result = run("list", db=f"sqlite+aiosqlite:///{tmp_path / 'a.db'}")
+    assert result.returncode == 0 and result.stderr.count("\n") <= 1 and "Traceback" not in result.stderr
