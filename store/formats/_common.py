@@ -410,7 +410,7 @@ SPELLING: dict[str, dict[str, str | None]] = {
     "agent-framework": {"role": "source_role", "split": None},
     "docent": {"content": None, "as_is": None, "metadata": None, "tool_calls": None},
     "langchain": {"content": None, "absent": None, "lc": None, "bare": None, "no_type": None, "kind": None},
-    "gemini": {"content": None, "joined": None, "form": None, "system_role": None},
+    "gemini": {"content": None, "joined": None, "form": None, "system_role": None, "role": None},
     "pydantic-ai": {"kind": None, "joined": None, "defaults": None, "timestamp": "created_at"},
     "otel-genai": {"form": None, "absent": None, "instructions": None, "output": None},
     "vercel-ai": {"joined": None, "step": None},

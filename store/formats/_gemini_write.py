@@ -295,8 +295,14 @@ def write(messages: list[Message | Plain], losses: Losses) -> dict[str, Any] | l
             turns[-1].content["parts"] += parts  # the rest of one Content, or responses to one model turn
         elif parts or native:  # an empty foreign message holds nothing (dropped blocks were reported)
             content = {"role": "model" if msg.role == "assistant" else "user", "parts": parts}
-            turns.append(_Turn(_merge(content, msg.extras) if native else content, index, native, results))
+            turns.append(_Turn(_merge(content, msg.extras) if native else content, index, native, results,
+                               own.get("role") if native else None))
     contents = _link(turns, writer)
+    for turn in turns:  # a Content read without its role (a user's): written so, once linked
+        if turn.role == "absent":
+            turn.content.pop("role")
+        elif turn.role == "null":
+            turn.content["role"] = None
     head = _own(messages[0]) if messages else {}
     prompt = _system_out(system, writer, chat[0][0] if chat else None) if system else None
     if head.get("form") == "list" and prompt is None:
@@ -316,6 +322,7 @@ class _Turn:
     index: int
     native: bool  # read from Gemini: written back as it was
     results: bool  # foreign tool responses only
+    role: str | None = None  # how a Content read without a role had it: "absent" or "null"
 
 
 def _link(turns: list[_Turn], writer: _Writer) -> list[dict[str, Any]]:

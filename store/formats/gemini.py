@@ -100,7 +100,7 @@ class Part(TypedDict, total=False):
 
 @with_config(_OPEN)
 class Content(TypedDict):
-    role: Literal["user", "model"]
+    role: NotRequired[Literal["user", "model"] | None]  # google-genai: "can be empty" (a user's, then)
     parts: list[Part]
 
 
@@ -274,8 +274,10 @@ class _Reader:
         """One Content as canonical messages' fields: a user turn's function responses go into tool
         messages of their own (each run after the first marked ``joined``)."""
         blocks = [self.part(p, index, pos) for pos, p in enumerate(c["parts"])]
-        head = _note(fields=unknown_keys(c, _CONTENT))
-        if c["role"] == "model":
+        role = c.get("role")
+        head = _note(fields=unknown_keys(c, _CONTENT), role=None if role is not None else "null" if "role" in c
+                     else "absent")
+        if role == "model":
             return [{"role": "assistant", "content": blocks, "source_format": NAME, "extras": head}]
         out: list[dict[str, Any]] = []
         for results, run in groupby(blocks, key=_is_result):

@@ -205,3 +205,17 @@ _contents = st.lists(st.builds(lambda r, p: {"role": r, "parts": p}, st.sampled_
 def test_any_contents_round_trip_exactly(contents, system):
     data = contents if system is None else {"system_instruction": {"parts": [{"text": system}]}, "contents": contents}
     assert round_trip(data) == data
+
+
+def test_a_content_without_role_is_a_users():
+    """google-genai's ``Content.role`` is optional ("can be empty", a user's): such a Content is read as a
+    user turn and written back without its role (or with its null), the same-format round trip exact."""
+    from store import convert
+
+    data = {"contents": [{"parts": [{"text": "hi"}]}, {"role": "model", "parts": [{"text": "yo"}]},
+                         {"role": None, "parts": [{"text": "x"}]}]}
+    assert convert(data, from_="gemini", to="gemini") == data
+    losses: list = []
+    assert convert(data, from_="gemini", to="openai", on_loss=losses.append) == [
+        {"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}, {"role": "user", "content": "x"}]
+    assert losses == []
