@@ -11,13 +11,13 @@ import sqlalchemy as sa
 
 from . import docs, fused, listing, onepass, rows, streaming
 from . import operations as ops
+from .codec import new_id
 from .errors import InputError
 from .formats import Loss, get_format, read, write
 from .formats._common import validate
 from .gcpause import paused_gc
 from .lean import Writable
 from .limits import Limits, check_metadata, check_source_format, check_text
-from .codec import new_id
 from .model import MESSAGES, Message
 from .operations import Scope
 
