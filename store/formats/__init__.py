@@ -29,7 +29,8 @@ from . import (
     qwen,
     vercel_ai,
 )
-from ._common import Loss, Losses, StandIn, report_block_extras, validated
+from ._blocknotes import report_block_extras
+from ._common import Loss, Losses, StandIn, validated
 from ._ids import UNIQUE_CALL_IDS, fill_call_ids, missing_ids, repeated_ids
 
 __all__ = ["FORMATS", "Format", "Loss", "Losses", "convert", "detect", "get_format", "read", "write"]
@@ -176,7 +177,7 @@ NEEDS_CALL_IDS = frozenset({"openai", "openai-responses", "anthropic", "docent"}
 
 CARRIES_BLOCK_NOTES = frozenset({"qwen", "autogen", "agentscope", "agentscope2", "agent-framework", "docent"})
 """Targets whose extension field carries other formats' block notes; the others drop them, reported
-(``_common.report_block_extras``)."""
+(``_blocknotes.report_block_extras``)."""
 
 
 def write(messages: list[Writable], format: str, *, strict: bool = False, first: int = 0) -> tuple[Any, Losses]:
