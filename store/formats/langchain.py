@@ -83,11 +83,20 @@ class SystemData(_Data):
 
 
 @with_config(_OPEN)
+class UsageMetadata(TypedDict):
+    """The counts the canonical usage takes (their errors named here, not in the canonical model)."""
+
+    input_tokens: NotRequired[int | None]
+    output_tokens: NotRequired[int | None]
+    total_tokens: NotRequired[int | None]
+
+
+@with_config(_OPEN)
 class AIData(_Data):
     type: Literal["ai"]
     tool_calls: NotRequired[list[ToolCall]]
     invalid_tool_calls: NotRequired[list[InvalidToolCall]]
-    usage_metadata: NotRequired[dict[str, Any] | None]
+    usage_metadata: NotRequired[UsageMetadata | None]
 
 
 @with_config(_OPEN)

@@ -66,6 +66,7 @@ def _by(key: str, models: dict[str, type[BaseModel]], other: type[BaseModel] | N
 class UrlItem(_Open):
     kind: Literal["image-url", "audio-url", "video-url", "document-url"]
     url: str
+    media_type: str | None = None  # the canonical block's: its error named there, not in the canonical model
 
 
 class BinaryItem(_Open):

@@ -165,3 +165,19 @@ def test_a_developer_message_keeps_its_role_as_langchain_openai_marks_it():
     assert [m["data"]["additional_kwargs"] for m in messages[:2]] == [{"__openai_role__": "developer"}, {}]
     assert convert(messages, from_="langchain", to="openai") == chat
     assert convert(messages, from_="langchain", to="langchain") == messages
+
+
+def test_a_bad_usage_count_is_named_where_it_is():
+    """A count the canonical usage takes is checked with the input: its error names message 2 and the
+    field (it named message 0 of the canonical list, in pydantic's words)."""
+    from store import convert
+    from store.errors import SchemaError
+
+    def item(kind, **data):
+        return {"type": kind, "data": {"content": "x", "additional_kwargs": {}, "response_metadata": {}, "type": kind,
+                                       "name": None, "id": None, **data}}
+
+    bad = [item("system"), item("human"), item("ai", tool_calls=[], invalid_tool_calls=[],
+                                               usage_metadata={"input_tokens": 1, "output_tokens": 2, "total_tokens": 1.5})]
+    with pytest.raises(SchemaError, match=r"message 2, field usage_metadata\.total_tokens"):
+        convert(bad, from_="langchain", to="openai")

@@ -255,3 +255,13 @@ def test_notes_are_kept_where_the_writer_needs_them() -> None:
     assert [[b.extras for b in m.content] for m in messages] == [
         [{}], [{}, {"pydantic-ai": {"part": {"part_kind": "user-prompt"}}}], [{}], [{}, {}], [{}]]
     assert write(messages, "pydantic-ai")[0] == data
+
+
+def test_a_bad_url_media_type_is_named_where_it_is():
+    from store import convert
+    from store.errors import SchemaError
+
+    bad = [{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": [
+        "read this", {"kind": "document-url", "url": "https://example.com/a.pdf", "media_type": []}]}]}]
+    with pytest.raises(SchemaError, match=r"message 0, field parts\[0\]\.content\[1\]\.media_type"):
+        convert(bad, from_="pydantic-ai", to="openai")
