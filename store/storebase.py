@@ -156,7 +156,7 @@ class StoreBase:
     def _output(messages: list[Message], target: str, strict: bool,
                 on_loss: Callable[[Loss], None] | None, first: int = 0) -> Any:
         with paused_gc():
-            value, losses = write(messages, target, strict=strict, first=first)
+            value, losses = write(messages, target, strict=strict, first=first, stored=True)
         if on_loss is not None:
             for loss in losses:
                 on_loss(loss)

@@ -31,7 +31,7 @@ from . import (
 )
 from ._blocknotes import report_block_extras
 from ._common import Loss, Losses, StandIn, validated
-from ._ids import UNIQUE_CALL_IDS, fill_call_ids, missing_ids, repeated_ids
+from ._ids import fill_call_ids, ids_to_fill, missing_ids
 
 __all__ = ["FORMATS", "Format", "Loss", "Losses", "convert", "detect", "get_format", "read", "write"]
 
@@ -180,17 +180,18 @@ CARRIES_BLOCK_NOTES = frozenset({"qwen", "autogen", "agentscope", "agentscope2",
 (``_blocknotes.report_block_extras``)."""
 
 
-def write(messages: list[Writable], format: str, *, strict: bool = False, first: int = 0) -> tuple[Any, Losses]:
+def write(messages: list[Writable], format: str, *, strict: bool = False, first: int = 0,
+          stored: bool = False) -> tuple[Any, Losses]:
     """Canonical messages in ``format``, with what could not be expressed there (``first``: the
     index of ``messages[0]`` in its conversation, when they are a part of it). Plain ones
-    (``store.lean``) go as they are to a writer that takes them."""
+    (``store.lean``) go as they are to a writer that takes them. ``stored``: messages of a stored
+    conversation, whose call ids the store keeps unique (not looked for again)."""
     fmt = get_format(format)
     losses = Losses(fmt.name, strict)
     try:
         if not fmt.takes_plain:
             messages = canonical(messages)
-        if fmt.name in NEEDS_CALL_IDS and (missing_ids(messages) or (fmt.name in UNIQUE_CALL_IDS
-                                                                      and repeated_ids(messages, fmt.name))):
+        if fmt.name in NEEDS_CALL_IDS and ids_to_fill(messages, None if stored else fmt.name):
             messages = fill_call_ids(canonical(messages), losses, first, fmt.name)
         value = fmt.from_canonical(messages, losses)
         if fmt.name not in CARRIES_BLOCK_NOTES:

@@ -43,12 +43,19 @@ def _block_notes(block: Any, target: str, lost: list[str]) -> None:
 def report_block_extras(messages: Sequence[Any], losses: Losses, target: str) -> None:
     """Report, per message, the source keys in other formats' block extras (:func:`lost_block_extras`),
     which a ``target`` without an extension field drops; not for a block the writer reported dropped."""
-    dropped = {(loss.index, loss.field) for loss in losses if loss.action == "dropped"}
+    dropped: set[tuple[int, str]] | None = None
     reported = len(losses)
     for index, msg in enumerate(messages):
-        if not isinstance(msg, Message):  # a plain message (store.lean): no block notes
+        if msg.__class__ is not Message:  # a plain message (store.lean): no block notes
+            continue
+        for block in msg.content:  # a loop, not any(): most messages of a load have no notes at all
+            if block.extras or block.kind == "tool_result":
+                break
+        else:
             continue
         for name in dict.fromkeys(lost_block_extras(msg, target)):
+            if dropped is None:
+                dropped = {(loss.index, loss.field) for loss in losses if loss.action == "dropped"}
             if (index, name.split(".", 1)[0]) not in dropped:
                 losses.add(index, name, detail="a field of another format")
     if len(losses) > reported:  # the report in message order, as the writer made it
