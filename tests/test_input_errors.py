@@ -246,7 +246,8 @@ def test_urls_as_people_write_them(tmp_path, monkeypatch):
     from store.db import normalize_url
 
     assert normalize_url("postgres://u@h/db").drivername == "postgresql+psycopg"
-    assert normalize_url("postgres+asyncpg://u@h/db").drivername == "postgresql+asyncpg"
+    assert normalize_url("postgres+asyncpg://u@h/db", asynchronous=True).drivername == "postgresql+asyncpg"
+    assert normalize_url("postgres+asyncpg://u@h/db").drivername == "postgresql+psycopg"  # a sync store's
     monkeypatch.chdir(tmp_path)
     with ConversationStore("./chat.db") as s:  # a plain file path is a SQLite database
         s.save([{"role": "user", "content": "hi"}])
