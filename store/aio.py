@@ -423,6 +423,7 @@ class AsyncConversationStore(StoreBase):
 
     async def get_tool_call(self, call_id: str, conversation_id: str | None = None) -> ToolCallRecord:
         self._check_required(call_id=call_id)
+        self._check_lookup(call_id=call_id)
         return await self._lookup(toolcalls.get_tool_call, call_id, conversation_id)
 
     async def find_tool_calls(self, *, name: str | None = None, status: ToolStatus | None = None,

@@ -14,7 +14,7 @@ from typing import Optional
 import sqlalchemy as sa
 import typer
 
-from . import backfill, db, render
+from . import backfill, creation, db, render
 from .cli import app, db_app, err, out
 
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -116,10 +116,8 @@ def db_upgrade(ctx: typer.Context, revision: str = typer.Argument("head")) -> No
 def db_current(ctx: typer.Context) -> None:
     """Print the database's schema revision (and the one this convstore needs)."""
     with _engine(ctx) as engine:
-        url = engine.url
-        if url.get_backend_name() == "sqlite" and url.database and not url.database.startswith("file:") \
-                and url.database != ":memory:" and not Path(url.database).exists():  # looked at, not made
-            out.print(f"current: none (no file {url.database})  head: {db.head_revision()}")
+        if creation.missing_file(engine.url):  # looked at, not made
+            out.print(f"current: none (no file {engine.url.database})  head: {db.head_revision()}")
             return
         out.print(f"current: {db.current_revision(engine) or 'none'}  head: {db.head_revision()}")
 

@@ -55,13 +55,18 @@ def schema_change(engine: sa.Engine) -> Iterator[sa.Connection]:
             conn.commit()
 
 
+def missing_file(url: sa.URL) -> bool:
+    """Whether ``url`` names a SQLite file that does not exist (which the driver would create empty)."""
+    name = url.database
+    if url.get_backend_name() != "sqlite" or not name or name == ":memory:" or name.startswith("file:"):
+        return False
+    return not Path(name).exists()
+
+
 def refuse_missing_file(url: sa.URL, *, create: bool) -> None:
     """With ``create=False``, a SQLite file that does not exist is refused before the
     driver would create it empty."""
-    name = url.database
-    if create or url.get_backend_name() != "sqlite" or not name or name == ":memory:" or name.startswith("file:"):
-        return
-    if not Path(name).exists():
+    if not create and missing_file(url):
         raise SchemaOutdatedError(url.render_as_string(hide_password=True), None, head_revision())
 
 

@@ -403,6 +403,7 @@ class ConversationStore(StoreBase):
         Without ``conversation_id`` the id must be unique in the namespace.
         """
         self._check_required(call_id=call_id)
+        self._check_lookup(call_id=call_id)
         return self._lookup(toolcalls.get_tool_call, call_id, conversation_id)
 
     def find_tool_calls(self, *, name: str | None = None, status: ToolStatus | None = None,

@@ -63,11 +63,11 @@ class StoreBase:
     @staticmethod
     def _check_required(**values: Any) -> None:
         """Names a lookup cannot go without (a tool call's id, a conversation's key): None is
-        refused here, where a query would take it for "any" and answer for another record."""
+        refused here, where a query would take it for "any" and answer for another record (their
+        other checks are the usual ones, after this)."""
         for what, value in values.items():
             if value is None:
                 raise InputError(f"{what} must be a string, got None")
-            check_text(what, value)
 
     @property
     def scope(self) -> Scope:

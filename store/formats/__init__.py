@@ -31,7 +31,7 @@ from . import (
 )
 from ._blocknotes import report_block_extras
 from ._common import Loss, Losses, StandIn, validated
-from ._ids import fill_call_ids, ids_to_fill, missing_ids
+from ._ids import UNIQUE_CALL_IDS, fill_call_ids, missing_ids, repeated_ids
 
 __all__ = ["FORMATS", "Format", "Loss", "Losses", "convert", "detect", "get_format", "read", "write"]
 
@@ -191,7 +191,8 @@ def write(messages: list[Writable], format: str, *, strict: bool = False, first:
     try:
         if not fmt.takes_plain:
             messages = canonical(messages)
-        if fmt.name in NEEDS_CALL_IDS and ids_to_fill(messages, None if stored else fmt.name):
+        if fmt.name in NEEDS_CALL_IDS and (missing_ids(messages) or (
+                not stored and fmt.name in UNIQUE_CALL_IDS and repeated_ids(messages, fmt.name))):
             messages = fill_call_ids(canonical(messages), losses, first, fmt.name)
         value = fmt.from_canonical(messages, losses)
         if fmt.name not in CARRIES_BLOCK_NOTES:

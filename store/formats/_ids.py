@@ -44,22 +44,6 @@ UNIQUE_CALL_IDS = frozenset({"anthropic", "docent"})
 """Targets that refuse a call id used twice in a conversation."""
 
 
-def ids_to_fill(messages: list[Writable], target: str | None) -> bool:
-    """:func:`missing_ids`, or for a ``target`` of :data:`UNIQUE_CALL_IDS` :func:`repeated_ids` too, in one pass
-    (None: the ids are known unique, as a stored conversation's)."""
-    seen: set[str] | None = set() if target in UNIQUE_CALL_IDS else None
-    for m in messages:
-        for b in m.content:
-            if b.__class__ in _LINKED:
-                if not b.call_id:
-                    return True
-                if seen is not None and (b.__class__ is ToolCallBlock or b.__class__ is Call):
-                    if b.call_id in seen and m.source_format != target:
-                        return True
-                    seen.add(b.call_id)
-    return False
-
-
 def repeated_ids(messages: list[Writable], target: str) -> bool:
     """Whether a call of a message not from ``target`` reuses the id of a call before it."""
     seen: set[str] = set()
